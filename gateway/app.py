@@ -1,0 +1,168 @@
+"""The gateway ASGI application: a thin dispatcher in front of FastAPI.
+
+Model routes (``/v1/...``, ``/api/...``, and both under ``/r/{run}/{task}[/{attempt}]``)
+go straight to the raw-ASGI :class:`~gateway.forward.Forwarder`, so the hot path
+pays for no routing or middleware. Everything else (health, probes, captures) is a
+FastAPI app whose lifespan owns the capture writer and the upstream client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy.engine import Engine
+
+from gateway.attribution import ADHOC_RUN, ADHOC_TASK, Target, parse_path
+from gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
+from gateway.headers import header
+from gateway.upstream import Transport, make_client
+from probegate.store.engine import open_store
+from probegate.store.writer import CaptureWriter
+
+
+@dataclass
+class GatewayConfig:
+    """Everything ``probegate serve`` configures.
+
+    Attributes:
+        upstream: base URL of the model server (``http://127.0.0.1:11434``).
+        store: store URL (``sqlite:///probegate.db`` or ``postgresql+psycopg://...``).
+        max_body: largest request body (bytes).
+        upstream_timeout: longest wait for upstream bytes (s).
+        payload_cap: largest stored response body per exchange (bytes), ``None`` = all.
+        transport: upstream transport, ``aiohttp`` or ``httpx``.
+        token: when set, every route needs ``Authorization: Bearer <token>``.
+        queue_size: capture queue bound (items).
+    """
+
+    upstream: str
+    store: str | None = None
+    max_body: int = 32 * 1024 * 1024
+    upstream_timeout: float = 600.0
+    payload_cap: int | None = None
+    transport: Transport = "aiohttp"
+    token: str | None = None
+    queue_size: int = 10_000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class GatewayApp:
+    """The ASGI callable uvicorn serves."""
+
+    def __init__(self, forwarder: Forwarder, api: FastAPI, token: str | None = None) -> None:
+        self.forwarder = forwarder
+        self.api = api
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if self.token is not None and not self._authorized(scope):
+                await _deny(send)
+                return
+            path: str = scope["path"]
+            if path.startswith(("/v1", "/api/", "/r/")):
+                target = self._target(scope, path)
+                if target is not None and target.kind == "model":
+                    await self.forwarder(scope, receive, send, target)
+                    return
+        await self.api(scope, receive, send)
+
+    def _target(self, scope: Scope, path: str) -> Target | None:
+        headers = scope.get("headers", [])
+        run = header(headers, b"x-probegate-run") or ADHOC_RUN
+        task = header(headers, b"x-probegate-task") or ADHOC_TASK
+        return parse_path(path, run=run, task=task)
+
+    def _authorized(self, scope: Scope) -> bool:
+        value = header(scope.get("headers", []), b"authorization") or ""
+        scheme, _, given = value.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), self.token or "")
+
+
+async def _deny(send: Send) -> None:
+    body = openai_error(401, "unauthorized", "this gateway needs Authorization: Bearer <token> (--token)")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def create_gateway(
+    config: GatewayConfig,
+    *,
+    engine: Engine | None = None,
+    writer: CaptureWriter | None = None,
+    client: httpx.AsyncClient | None = None,
+    routers: list[Callable[[FastAPI, CaptureWriter, Engine], None]] | None = None,
+) -> GatewayApp:
+    """Build the gateway.
+
+    Args:
+        config: the gateway settings.
+        engine: an open store; opened from ``config.store`` when ``None``.
+        writer: a capture writer; one is made (and started/stopped with the app).
+        client: the upstream client (the transport seam for tests).
+        routers: callables that add routes (probes, captures) to the FastAPI app.
+
+    Raises:
+        StoreError: the store cannot be opened.
+    """
+    engine = engine or open_store(config.store)
+    own_writer = writer is None
+    writer = writer or CaptureWriter(engine, maxsize=config.queue_size)
+    client = client or make_client(config.transport)
+    forwarder = Forwarder(
+        ForwardConfig(
+            upstream=config.upstream,
+            max_body=config.max_body,
+            timeout_s=config.upstream_timeout,
+            payload_cap=config.payload_cap,
+        ),
+        client,
+        writer,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        writer.start()
+        try:
+            yield
+        finally:
+            await client.aclose()
+            if own_writer:
+                writer.close()
+            else:
+                writer.flush()
+
+    api = FastAPI(title="probegate gateway", lifespan=lifespan, docs_url=None, redoc_url=None)
+    api.state.writer = writer
+    api.state.engine = engine
+    api.state.config = config
+
+    @api.get("/probegate/health")
+    def health() -> dict[str, Any]:
+        """Queue depth (items), rows written, writer errors and spilled rows."""
+        stats = writer.stats
+        return {
+            "status": "ok" if stats.spilled == 0 else "degraded",
+            "upstream": config.upstream,
+            "queue_depth": writer.depth,
+            "rows_written": stats.written,
+            "writer_errors": stats.errors,
+            "spilled": stats.spilled,
+            "last_error": stats.last_error,
+        }
+
+    for add_routes in routers or []:
+        add_routes(api, writer, engine)
+    return GatewayApp(forwarder, api, token=config.token)

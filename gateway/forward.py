@@ -1,0 +1,263 @@
+"""The pass-through: one raw ASGI handler that forwards a request and records it.
+
+Body bytes go upstream unchanged; response bytes come back piece by piece as they
+arrive (``aiter_raw``: no decompression, no re-serialisation, no buffering). The
+only work on the hot path is appending ``(offset, bytes)`` to the recording and one
+non-blocking enqueue at the end; everything else happens in the writer thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from gateway.attribution import Target
+from gateway.capture import RecordedExchange, stream_format
+from gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
+from gateway.upstream import UpstreamFailure, classify, upstream_url
+from probegate.store.models import new_id, utcnow
+from probegate.store.writer import CaptureWriter
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
+
+
+class ClientDisconnected(Exception):
+    """The client went away before the exchange finished."""
+
+
+class RequestTooLarge(Exception):
+    """The request body exceeded ``max_body``."""
+
+
+class UpstreamBroke(Exception):
+    """The upstream failed after the response started; raised (after recording) so the
+    server drops the client connection and the client sees the break, as it would
+    without the gateway, instead of a cleanly finished but truncated body."""
+
+
+@dataclass
+class ForwardConfig:
+    """Settings of the pass-through.
+
+    Attributes:
+        upstream: base URL of the model server.
+        max_body: largest request body accepted (bytes); larger gets 413.
+        timeout_s: longest wait for the upstream's next bytes (s); longer gets 504.
+        connect_timeout_s: longest wait to connect (s).
+        payload_cap: largest response body stored per exchange (bytes); ``None`` = all.
+    """
+
+    upstream: str
+    max_body: int = DEFAULT_MAX_BODY
+    timeout_s: float = 600.0
+    connect_timeout_s: float = 10.0
+    payload_cap: int | None = None
+
+
+def openai_error(status: int, code: str, message: str) -> bytes:
+    """An error body in the OpenAI shape ``{"error": {"message", "type", "code"}}``."""
+    kind = "invalid_request_error" if status < 500 else "probegate_error"
+    return json.dumps({"error": {"message": message, "type": kind, "code": code}}).encode()
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000.0
+
+
+@dataclass
+class Forwarder:
+    """Forwards model requests upstream and hands each exchange to the writer."""
+
+    config: ForwardConfig
+    client: httpx.AsyncClient
+    writer: CaptureWriter
+    rewrite: Callable[[Target, bytes, RawHeaders], tuple[bytes, list[dict[str, Any]] | None]] | None = None
+    _seq: defaultdict[tuple[str, str, int], itertools.count[int]] = field(
+        default_factory=lambda: defaultdict(itertools.count)
+    )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, target: Target) -> None:
+        t0 = time.perf_counter()
+        rec = RecordedExchange(
+            id=new_id(),
+            run_id=target.run,
+            task_id=target.task,
+            attempt=target.attempt,
+            seq=next(self._seq[(target.run, target.task, target.attempt)]),
+            started_at=utcnow(),
+            method=scope["method"],
+            path=target.rest,
+            query=scope.get("query_string", b"").decode("latin-1"),
+            request_headers=list(scope.get("headers", [])),
+            request_body=b"",
+            payload_cap=self.config.payload_cap,
+        )
+        try:
+            rec.request_body = await self._read_body(receive)
+        except RequestTooLarge as exc:
+            rec.error = f"request_too_large: {exc}"
+            await self._answer_error(send, rec, t0, 413, "request_too_large", str(exc))
+            return
+        except ClientDisconnected:
+            rec.error = "client_disconnected"
+            await self._finish(rec, t0)
+            return
+        body = rec.request_body
+        headers = request_headers_for_upstream(rec.request_headers)
+        if self.rewrite is not None:
+            new_body, changes = self.rewrite(target, body, headers)
+            if changes:
+                rec.request_original, rec.compat, body = body, changes, new_body
+                rec.request_body = new_body
+        pre_ms = _ms(t0)
+        try:
+            response = await self._send_upstream(scope["method"], target, rec.query, headers, body)
+        except UpstreamFailure as exc:
+            rec.error = f"{exc.code}: {exc.message}"
+            await self._answer_error(send, rec, t0, exc.status, exc.code, exc.message)
+            return
+        await self._relay(response, receive, send, rec, t0, pre_ms)
+
+    # -- request side -----------------------------------------------------------------
+    async def _read_body(self, receive: Receive) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.config.max_body:
+                raise RequestTooLarge(
+                    f"request body is larger than the gateway's limit of {self.config.max_body} "
+                    "bytes (--max-body)"
+                )
+            parts.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(parts)
+
+    async def _send_upstream(
+        self, method: str, target: Target, query: str, headers: RawHeaders, body: bytes
+    ) -> httpx.Response:
+        url = upstream_url(self.config.upstream, target.rest, query)
+        request = httpx.Request(method, url, headers=headers, content=body or None)
+        timeout = httpx.Timeout(self.config.timeout_s, connect=self.config.connect_timeout_s)
+        request.extensions["timeout"] = timeout.as_dict()
+        try:
+            return await self.client.send(request, stream=True)
+        except (httpx.TransportError, OSError, TimeoutError) as exc:
+            raise classify(exc, self.config.timeout_s) from exc
+
+    # -- response side ------------------------------------------------------------------
+    async def _relay(
+        self,
+        response: httpx.Response,
+        receive: Receive,
+        send: Send,
+        rec: RecordedExchange,
+        t0: float,
+        pre_ms: float,
+    ) -> None:
+        """Relay the response; ``overhead_ms`` is the gateway's own time before the
+        upstream was asked (``pre_ms``) plus its time from the upstream's headers to ours."""
+        t_headers = time.perf_counter()
+        rec.status_code = response.status_code
+        rec.response_headers = list(response.headers.raw)
+        out_headers = response_headers_for_client(rec.response_headers)
+        rec.overhead_ms = pre_ms + _ms(t_headers)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status_code,
+                "headers": out_headers + self._own_headers(rec),
+            }
+        )
+        is_stream = stream_format(header(rec.response_headers, b"content-type")) is not None
+        if is_stream:
+            await self._pump_watching(response, receive, send, rec, t0)
+        else:
+            await self._pump(response, send, rec, t0)
+        await self._finish(rec, t0)
+        if rec.error == "client_disconnected":
+            return
+        if rec.error is not None:
+            raise UpstreamBroke(rec.error)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _own_headers(self, rec: RecordedExchange) -> RawHeaders:
+        return [
+            (b"x-probegate-exchange-id", rec.id.encode()),
+            (b"x-probegate-overhead-ms", f"{rec.overhead_ms:.3f}".encode()),
+        ]
+
+    async def _pump(self, response: httpx.Response, send: Send, rec: RecordedExchange, t0: float) -> None:
+        try:
+            async for chunk in response.aiter_raw():
+                t = _ms(t0)
+                if rec.ttft_ms is None:
+                    rec.ttft_ms = t
+                rec.pieces.append((t, chunk))
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except (httpx.TransportError, OSError, TimeoutError) as exc:
+            failure = classify(exc, self.config.timeout_s)
+            rec.error = f"{failure.code} mid-response: {failure.message}"
+        finally:
+            await response.aclose()
+
+    async def _pump_watching(
+        self, response: httpx.Response, receive: Receive, send: Send, rec: RecordedExchange, t0: float
+    ) -> None:
+        """Pump a stream while watching for the client going away; on disconnect the
+        upstream request is cancelled and the partial exchange kept."""
+        pump = asyncio.ensure_future(self._pump(response, send, rec, t0))
+        watch = asyncio.ensure_future(_wait_disconnect(receive))
+        done, _ = await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
+        if pump in done:
+            watch.cancel()
+            pump.result()
+            return
+        pump.cancel()
+        try:
+            await pump
+        except asyncio.CancelledError:
+            pass
+        rec.error = "client_disconnected"
+        await response.aclose()
+
+    async def _answer_error(
+        self, send: Send, rec: RecordedExchange, t0: float, status: int, code: str, message: str
+    ) -> None:
+        body = openai_error(status, code, message)
+        rec.status_code = status
+        rec.response_headers = [(b"content-type", b"application/json")]
+        rec.overhead_ms = _ms(t0)
+        rec.pieces.append((_ms(t0), body))
+        await self._finish(rec, t0)
+        headers = rec.response_headers + [(b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers + self._own_headers(rec)})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    async def _finish(self, rec: RecordedExchange, t0: float) -> None:
+        rec.latency_ms = _ms(t0)
+        rec.ended_at = utcnow()
+        await self.writer.submit(rec)
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return

@@ -1,0 +1,83 @@
+"""``probegate serve``: run the recording gateway (and the probes) under uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import typer
+
+from probegate.cli.options import StoreOption
+from probegate.errors import UsageError
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
+    """Refuse a non-loopback bind without ``--allow-remote`` and ``--token``.
+
+    Raises:
+        UsageError: the bind would expose the gateway without protection.
+    """
+    if _is_loopback(host):
+        return
+    if not allow_remote:
+        raise UsageError(f"refusing to bind {host}: it is not loopback; add --allow-remote and --token")
+    if not token:
+        raise UsageError("--allow-remote needs --token: every route then requires that bearer token")
+
+
+def serve(
+    upstream: str = typer.Option(..., "--upstream", help="Base URL of the model server, e.g. http://127.0.0.1:11434."),
+    store: str | None = StoreOption,
+    host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback unless --allow-remote)."),
+    port: int = typer.Option(8700, "--port", help="Bind port."),
+    max_body: str = typer.Option("32MiB", "--max-body", help="Largest request body accepted (413 above)."),
+    upstream_timeout: float = typer.Option(600.0, "--upstream-timeout", help="Seconds to wait for upstream bytes (504 after)."),
+    payload_cap: str | None = typer.Option(None, "--payload-cap", help="Store at most this much of each response body (flagged when cut)."),
+    transport: str = typer.Option("aiohttp", "--transport", help="Upstream transport: aiohttp or httpx."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow binding a non-loopback address."),
+    token: str | None = typer.Option(None, "--token", envvar="PROBEGATE_TOKEN", help="Require Authorization: Bearer TOKEN on every route."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
+
+    Attribute traffic with /r/RUN/TASK[/ATTEMPT]/v1 as the agent's base_url; a bare
+    /v1 is recorded under run 'adhoc'. Probes answer at /r/RUN/TASK[/ATTEMPT]/tools.
+    """
+    import uvicorn
+
+    from gateway.app import GatewayConfig
+    from probegate.cli.sizes import parse_size
+    from probegate.compose import build_app
+    from probegate.store.engine import normalize_url
+
+    check_bind(host, allow_remote, token)
+    if not upstream.startswith(("http://", "https://")):
+        raise UsageError(f"--upstream must be an http(s) URL, got {upstream!r}")
+    if transport not in ("aiohttp", "httpx"):
+        raise UsageError(f"--transport must be aiohttp or httpx, got {transport!r}")
+    config = GatewayConfig(
+        upstream=upstream,
+        store=store,
+        max_body=parse_size(max_body),
+        upstream_timeout=upstream_timeout,
+        payload_cap=parse_size(payload_cap) if payload_cap else None,
+        transport=transport,  # type: ignore[arg-type]
+        token=token,
+    )
+    app = build_app(config)
+    store_url = normalize_url(store) if store else "sqlite:///probegate.db"
+    typer.echo(f"probegate gateway on http://{host}:{port} -> {upstream} (store: {store_url})", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to the CLI."""
+    app.command("serve")(serve)

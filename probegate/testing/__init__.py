@@ -1,0 +1,19 @@
+"""Helpers for testing agents and probegate itself: real servers on loopback."""
+
+from probegate.testing.server import RunningServer, free_port, serve_in_thread
+from probegate.testing.streams import chat_chunk, chat_completion, chat_stream, sse
+from probegate.testing.upstream import ReceivedRequest, Reply, ScriptedUpstream, Turn
+
+__all__ = [
+    "ReceivedRequest",
+    "Reply",
+    "RunningServer",
+    "ScriptedUpstream",
+    "Turn",
+    "chat_chunk",
+    "chat_completion",
+    "chat_stream",
+    "free_port",
+    "serve_in_thread",
+    "sse",
+]

@@ -1,0 +1,29 @@
+"""Task sets as data (YAML under ``tasks/<set>/``) and their loader."""
+
+from tasks.loader import (
+    ExpectedAction,
+    ExpectedAnswer,
+    Prompt,
+    Task,
+    TaskSet,
+    Trap,
+    VerifyCheck,
+    load_task_file,
+    load_task_set,
+    resolve_task_set,
+    validate_task_data,
+)
+
+__all__ = [
+    "ExpectedAction",
+    "ExpectedAnswer",
+    "Prompt",
+    "Task",
+    "TaskSet",
+    "Trap",
+    "VerifyCheck",
+    "load_task_file",
+    "load_task_set",
+    "resolve_task_set",
+    "validate_task_data",
+]

@@ -1,0 +1,83 @@
+"""The background writer: batches, back-pressure, drain on close, nothing lost."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+from sqlalchemy import func, text
+from sqlmodel import Session, select
+
+from probegate.store import CaptureWriter, Exchange, ProbeCall, Upsert, WorldState, open_store
+
+
+def _count(engine, model) -> int:
+    with Session(engine) as session:
+        return session.exec(select(func.count()).select_from(model)).one()
+
+
+def test_batches_and_drains_on_close(engine) -> None:
+    writer = CaptureWriter(engine, batch=50).start()
+    for i in range(500):
+        writer.submit_blocking(Exchange(run_id="r", task_id="t", seq=i))
+    writer.close()
+    assert _count(engine, Exchange) == 500
+    assert writer.stats.written == 500 and writer.stats.batches <= 500 and writer.stats.errors == 0
+
+
+def test_back_pressure_never_drops(engine) -> None:
+    writer = CaptureWriter(engine, maxsize=2, batch=1)
+
+    async def produce() -> None:
+        for i in range(60):
+            await writer.submit(ProbeCall(run_id="r", task_id="t", seq=i, tool="x"))
+
+    # the writer starts only after the queue is full: producers must wait, not drop
+    starter = threading.Timer(0.2, writer.start)
+    starter.start()
+    asyncio.run(produce())
+    writer.close()
+    assert _count(engine, ProbeCall) == 60
+    assert writer.stats.queued == 60
+
+
+def test_upsert_replaces_world_state(engine) -> None:
+    writer = CaptureWriter(engine).start()
+    for n in range(3):
+        writer.submit_blocking(Upsert(WorldState(run_id="r", task_id="t", attempt=0, state={"n": n})))
+    writer.close()
+    with Session(engine) as session:
+        rows = session.exec(select(WorldState)).all()
+    assert [r.state for r in rows] == [{"n": 2}]
+
+
+class _Broken:
+    def to_rows(self):
+        raise ValueError("bug in row building")
+
+    def fallback_rows(self, exc):
+        return [Exchange(run_id="r", task_id="fallback", error=f"capture_build_failed: {exc!r}")]
+
+
+def test_row_building_bug_keeps_a_fallback_row(engine) -> None:
+    writer = CaptureWriter(engine).start()
+    writer.submit_blocking(_Broken())
+    writer.close()
+    with Session(engine) as session:
+        row = session.exec(select(Exchange)).one()
+    assert row.task_id == "fallback" and "bug in row building" in row.error
+    assert writer.stats.errors == 1
+
+
+def test_refused_rows_are_spilled_not_lost(tmp_path) -> None:
+    engine = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE probecall"))
+    spill = tmp_path / "spill.jsonl"
+    writer = CaptureWriter(engine, spill_path=spill).start()
+    writer.submit_blocking(ProbeCall(run_id="r", task_id="t", tool="send_email", raw_args='{"to": "a@b.c"}'))
+    writer.close()
+    record = json.loads(spill.read_text().splitlines()[0])
+    assert record["table"] == "probecall" and record["tool"] == "send_email"
+    assert writer.stats.spilled == 1 and writer.stats.errors >= 1
