@@ -87,8 +87,18 @@ class Forwarder:
     _seq: defaultdict[tuple[str, str, int], itertools.count[int]] = field(
         default_factory=lambda: defaultdict(itertools.count)
     )
+    #: exchanges being forwarded right now (a client may hold its whole answer
+    #: a moment before the exchange is handed to the writer)
+    inflight: int = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, target: Target) -> None:
+        self.inflight += 1
+        try:
+            await self._forward(scope, receive, send, target)
+        finally:
+            self.inflight -= 1
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send, target: Target) -> None:
         t0 = time.perf_counter()
         rec = RecordedExchange(
             id=new_id(),

@@ -8,6 +8,7 @@ schema, dropped afterwards, so tests never see each other's rows.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import Engine
 
-from gateway.app import GatewayConfig
+from gateway.app import GatewayApp, GatewayConfig
 from probegate.compose import build_app
 from probegate.store import CaptureWriter, open_store
 from probegate.testing import RunningServer, ScriptedUpstream, serve_in_thread
@@ -75,10 +76,11 @@ def upstream() -> Iterator[tuple[ScriptedUpstream, RunningServer]]:
 class Gateway:
     """A running gateway with its store and writer, for tests."""
 
-    def __init__(self, server: RunningServer, engine: Engine, writer: CaptureWriter) -> None:
+    def __init__(self, server: RunningServer, engine: Engine, writer: CaptureWriter, app: GatewayApp) -> None:
         self.server = server
         self.engine = engine
         self.writer = writer
+        self.app = app
 
     @property
     def url(self) -> str:
@@ -89,8 +91,11 @@ class Gateway:
         tail = f"/{attempt}" if attempt is not None else ""
         return f"{self.url}/r/{run}/{task}{tail}/v1"
 
-    def flush(self) -> None:
-        """Wait until every capture so far is committed."""
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait until every exchange in flight is handed over and committed."""
+        deadline = time.monotonic() + timeout
+        while self.app.forwarder.inflight and time.monotonic() < deadline:
+            time.sleep(0.005)
         self.writer.flush()
 
 
@@ -104,7 +109,7 @@ def gateway_factory(engine: Engine) -> Iterator:
         app = build_app(GatewayConfig(upstream=upstream_url, **config), engine=engine, writer=writer)  # type: ignore[arg-type]
         server = serve_in_thread(app)
         started.append((server, writer))
-        return Gateway(server, engine, writer)
+        return Gateway(server, engine, writer, app)
 
     yield start
     for server, writer in started:
