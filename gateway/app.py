@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from sqlalchemy.engine import Engine
 
 from gateway.attribution import ADHOC_RUN, ADHOC_TASK, Target, parse_path
+from gateway.compat import apply_rules, parse_rules
 from gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
 from gateway.headers import header
 from gateway.upstream import Transport, make_client
@@ -39,6 +40,7 @@ class GatewayConfig:
         transport: upstream transport, ``aiohttp`` or ``httpx``.
         token: when set, every route needs ``Authorization: Bearer <token>``.
         queue_size: capture queue bound (items).
+        compat: opt-in request shims (``gateway.compat`` rule specs), off by default.
     """
 
     upstream: str
@@ -49,7 +51,7 @@ class GatewayConfig:
     transport: Transport = "aiohttp"
     token: str | None = None
     queue_size: int = 10_000
-    extra: dict[str, Any] = field(default_factory=dict)
+    compat: list[str] = field(default_factory=list)
 
 
 class GatewayApp:
@@ -121,6 +123,7 @@ def create_gateway(
     own_writer = writer is None
     writer = writer or CaptureWriter(engine, maxsize=config.queue_size)
     client = client or make_client(config.transport)
+    rules = parse_rules(config.compat)
     forwarder = Forwarder(
         ForwardConfig(
             upstream=config.upstream,
@@ -130,6 +133,7 @@ def create_gateway(
         ),
         client,
         writer,
+        rewrite=(lambda _target, body, _headers: apply_rules(rules, body)) if rules else None,
     )
 
     @contextlib.asynccontextmanager
@@ -161,6 +165,7 @@ def create_gateway(
             "writer_errors": stats.errors,
             "spilled": stats.spilled,
             "last_error": stats.last_error,
+            "compat": list(rules.names),
         }
 
     for add_routes in routers or []:

@@ -126,7 +126,7 @@ class Forwarder:
             return
         body = rec.request_body
         headers = request_headers_for_upstream(rec.request_headers)
-        if self.rewrite is not None:
+        if self.rewrite is not None and scope["method"] == "POST":
             new_body, changes = self.rewrite(target, body, headers)
             if changes:
                 rec.request_original, rec.compat, body = body, changes, new_body

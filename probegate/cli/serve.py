@@ -44,6 +44,7 @@ def serve(
     transport: str = typer.Option("aiohttp", "--transport", help="Upstream transport: aiohttp or httpx."),
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow binding a non-loopback address."),
     token: str | None = typer.Option(None, "--token", envvar="PROBEGATE_TOKEN", help="Require Authorization: Bearer TOKEN on every route."),
+    compat: list[str] = typer.Option([], "--compat", help="Opt-in request shims, e.g. null-content,args-as-string,drop-params=NAME,max-tokens-alias. Every rewrite is recorded."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
@@ -71,6 +72,7 @@ def serve(
         payload_cap=parse_size(payload_cap) if payload_cap else None,
         transport=transport,  # type: ignore[arg-type]
         token=token,
+        compat=list(compat),
     )
     app = build_app(config)
     store_url = normalize_url(store) if store else "sqlite:///probegate.db"

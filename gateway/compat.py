@@ -1,0 +1,150 @@
+"""Opt-in request shims for known framework x server interop faults (pure).
+
+The gateway is transparent by default. A user who wants to evaluate a model behind a
+server that rejects what their framework sends can turn on named rules; every rewrite
+is recorded on the exchange (which rule, what changed) next to the original request.
+
+Rules:
+- ``null-content``: assistant messages with ``"content": null`` get ``""`` (CrewAI's
+  follow-up after a tool call vs llama-cpp-python's string validation).
+- ``args-as-string``: tool-call ``arguments`` given as an object in the history are
+  sent as a JSON string.
+- ``drop-params=NAME[,NAME...]``: remove top-level request parameters the server
+  rejects (``parallel_tool_calls``, ``max_completion_tokens``, ...).
+- ``max-tokens-alias``: ``max_completion_tokens`` is renamed ``max_tokens`` when the
+  latter is absent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from probegate.errors import UsageError
+
+RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias")
+
+
+@dataclass(frozen=True)
+class CompatRules:
+    """The shims turned on for a gateway or run."""
+
+    null_content: bool = False
+    args_as_string: bool = False
+    drop_params: tuple[str, ...] = ()
+    max_tokens_alias: bool = False
+    names: tuple[str, ...] = field(default=())
+
+    def __bool__(self) -> bool:
+        return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias)
+
+
+def parse_rules(specs: list[str] | str | None) -> CompatRules:
+    """Parse ``--compat`` values such as ``null-content,drop-params=a,b,args-as-string``.
+
+    Names after ``drop-params=`` that are not rule names are more parameters to drop.
+
+    Raises:
+        UsageError: an unknown rule.
+    """
+    if not specs:
+        return CompatRules()
+    tokens = [t.strip() for spec in ([specs] if isinstance(specs, str) else specs) for t in spec.split(",")]
+    flags: dict[str, bool] = {}
+    drop: list[str] = []
+    in_drop = False
+    for token in filter(None, tokens):
+        name, _, value = token.partition("=")
+        if name == "drop-params":
+            in_drop = True
+            drop.extend(v for v in [value] if v)
+        elif name in RULES:
+            in_drop = False
+            flags[name] = True
+        elif in_drop and "=" not in token:
+            drop.append(token)
+        else:
+            raise UsageError(f"unknown --compat rule {token!r}; known: {', '.join(RULES)}")
+    names = tuple(sorted(flags) + (["drop-params=" + "+".join(drop)] if drop else []))
+    return CompatRules(
+        null_content=flags.get("null-content", False),
+        args_as_string=flags.get("args-as-string", False),
+        drop_params=tuple(drop),
+        max_tokens_alias=flags.get("max-tokens-alias", False),
+        names=names,
+    )
+
+
+def _messages(body: dict[str, Any]) -> list[Any]:
+    messages = body.get("messages")
+    return messages if isinstance(messages, list) else []
+
+
+def _null_content(body: dict[str, Any]) -> list[dict[str, Any]]:
+    changes = []
+    for i, message in enumerate(_messages(body)):
+        if isinstance(message, dict) and message.get("role") == "assistant" and "content" in message \
+                and message["content"] is None:
+            message["content"] = ""
+            changes.append({"rule": "null-content", "path": f"messages[{i}].content", "from": None, "to": ""})
+    return changes
+
+
+def _args_as_string(body: dict[str, Any]) -> list[dict[str, Any]]:
+    changes = []
+    for i, message in enumerate(_messages(body)):
+        if not isinstance(message, dict):
+            continue
+        for j, call in enumerate(message.get("tool_calls") or []):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and "arguments" in fn and not isinstance(fn["arguments"], str):
+                before = fn["arguments"]
+                fn["arguments"] = json.dumps(before, ensure_ascii=False)
+                changes.append({"rule": "args-as-string", "path": f"messages[{i}].tool_calls[{j}].function.arguments",
+                                "from": before, "to": fn["arguments"]})
+    return changes
+
+
+def _drop(body: dict[str, Any], names: tuple[str, ...]) -> list[dict[str, Any]]:
+    changes = []
+    for name in names:
+        if name in body:
+            changes.append({"rule": "drop-params", "path": name, "from": body.pop(name), "to": None})
+    return changes
+
+
+def _alias(body: dict[str, Any]) -> list[dict[str, Any]]:
+    if "max_completion_tokens" in body and "max_tokens" not in body:
+        value = body.pop("max_completion_tokens")
+        body["max_tokens"] = value
+        return [{"rule": "max-tokens-alias", "path": "max_completion_tokens", "from": value, "to": "max_tokens"}]
+    return []
+
+
+def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, Any]]]:
+    """Rewrite a JSON request body; returns ``(new body, changes)``.
+
+    The body comes back byte-identical when nothing changed (or it is not a JSON
+    object). Each change is ``{"rule", "path", "from", "to"}``.
+    """
+    if not rules:
+        return body, []
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return body, []
+    if not isinstance(obj, dict):
+        return body, []
+    changes: list[dict[str, Any]] = []
+    if rules.null_content:
+        changes += _null_content(obj)
+    if rules.args_as_string:
+        changes += _args_as_string(obj)
+    if rules.drop_params:
+        changes += _drop(obj, rules.drop_params)
+    if rules.max_tokens_alias:
+        changes += _alias(obj)
+    if not changes:
+        return body, []
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(), changes

@@ -1,0 +1,89 @@
+"""Opt-in shims: each rewrites exactly what it names, logs it, and is off by default."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from sqlmodel import Session, select
+
+from gateway.compat import apply_rules, parse_rules
+from probegate.errors import UsageError
+from probegate.store import Exchange
+
+CREW_FOLLOW_UP = {
+    "model": "m",
+    "parallel_tool_calls": False,
+    "max_completion_tokens": 64,
+    "messages": [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": {"city": "Oslo"}}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ],
+}
+
+
+def test_parse_rules() -> None:
+    rules = parse_rules(["null-content,drop-params=parallel_tool_calls,max_completion_tokens", "args-as-string"])
+    assert rules.null_content and rules.args_as_string and not rules.max_tokens_alias
+    assert rules.drop_params == ("parallel_tool_calls", "max_completion_tokens")
+    assert not parse_rules(None) and not parse_rules([])
+    with pytest.raises(UsageError, match="unknown --compat rule 'bogus'"):
+        parse_rules("bogus")
+
+
+@pytest.mark.parametrize(
+    ("spec", "paths"),
+    [
+        ("null-content", ["messages[1].content"]),
+        ("args-as-string", ["messages[1].tool_calls[0].function.arguments"]),
+        ("drop-params=parallel_tool_calls", ["parallel_tool_calls"]),
+        ("max-tokens-alias", ["max_completion_tokens"]),
+    ],
+)
+def test_each_rule_changes_only_what_it_names(spec: str, paths: list[str]) -> None:
+    body = json.dumps(CREW_FOLLOW_UP).encode()
+    new, changes = apply_rules(parse_rules(spec), body)
+    assert [c["path"] for c in changes] == paths
+    before, after = CREW_FOLLOW_UP, json.loads(new)
+    untouched = {k: v for k, v in before.items() if k not in ("messages", "parallel_tool_calls", "max_completion_tokens")}
+    assert {k: after[k] for k in untouched} == untouched
+    if spec != "null-content":
+        assert after["messages"][1]["content"] is None
+    if spec != "args-as-string":
+        assert after["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"city": "Oslo"}
+
+
+def test_nothing_to_do_keeps_bytes_identical() -> None:
+    body = b'{"model": "m",  "messages": []}'
+    assert apply_rules(parse_rules("null-content,max-tokens-alias"), body) == (body, [])
+    assert apply_rules(parse_rules("null-content"), b"not json") == (b"not json", [])
+
+
+def test_gateway_applies_and_records_shims(upstream, gateway_factory) -> None:
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=["null-content", "args-as-string"])
+    httpx.post(f"{gw.base('r', 'crew')}/chat/completions", json=CREW_FOLLOW_UP)
+    sent = script.requests[-1].json()
+    assert sent["messages"][1]["content"] == ""
+    assert sent["messages"][1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Oslo"}'
+    gw.flush()
+    with Session(gw.engine) as session:
+        row = session.exec(select(Exchange).where(Exchange.task_id == "crew")).one()
+    assert [c["rule"] for c in row.compat] == ["null-content", "args-as-string"]
+    assert row.request_original["messages"][1]["content"] is None
+    assert row.request_body["messages"][1]["content"] == ""
+    assert httpx.get(f"{gw.url}/probegate/health").json()["compat"] == ["args-as-string", "null-content"]
+
+
+def test_without_shims_the_fault_passes_untouched(upstream, gateway) -> None:
+    script, _ = upstream
+    body = json.dumps(CREW_FOLLOW_UP).encode()
+    httpx.post(f"{gateway.base()}/chat/completions", content=body, headers={"content-type": "application/json"})
+    assert script.requests[-1].body == body
+    gateway.flush()
+    with Session(gateway.engine) as session:
+        row = session.exec(select(Exchange)).one()
+    assert row.compat is None and row.request_original is None
