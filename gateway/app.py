@@ -22,7 +22,7 @@ from gateway.attribution import ADHOC_RUN, ADHOC_TASK, Target, parse_path
 from gateway.compat import apply_rules, parse_rules
 from gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
 from gateway.headers import header
-from gateway.upstream import Transport, make_client
+from gateway.upstream import Transport, make_transport
 from probegate.store.engine import open_store
 from probegate.store.writer import CaptureWriter
 
@@ -104,7 +104,7 @@ def create_gateway(
     *,
     engine: Engine | None = None,
     writer: CaptureWriter | None = None,
-    client: httpx.AsyncClient | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
     routers: list[Callable[[FastAPI, CaptureWriter, Engine], None]] | None = None,
 ) -> GatewayApp:
     """Build the gateway.
@@ -113,7 +113,7 @@ def create_gateway(
         config: the gateway settings.
         engine: an open store; opened from ``config.store`` when ``None``.
         writer: a capture writer; one is made (and started/stopped with the app).
-        client: the upstream client (the transport seam for tests).
+        transport: the upstream transport (the seam for tests and faster transports).
         routers: callables that add routes (probes, captures) to the FastAPI app.
 
     Raises:
@@ -122,7 +122,7 @@ def create_gateway(
     engine = engine or open_store(config.store)
     own_writer = writer is None
     writer = writer or CaptureWriter(engine, maxsize=config.queue_size)
-    client = client or make_client(config.transport)
+    transport = transport or make_transport(config.transport)
     rules = parse_rules(config.compat)
     forwarder = Forwarder(
         ForwardConfig(
@@ -131,7 +131,7 @@ def create_gateway(
             timeout_s=config.upstream_timeout,
             payload_cap=config.payload_cap,
         ),
-        client,
+        transport,
         writer,
         rewrite=(lambda _target, body, _headers: apply_rules(rules, body)) if rules else None,
     )
@@ -142,7 +142,7 @@ def create_gateway(
         try:
             yield
         finally:
-            await client.aclose()
+            await transport.aclose()
             if own_writer:
                 writer.close()
             else:

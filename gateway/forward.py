@@ -81,7 +81,7 @@ class Forwarder:
     """Forwards model requests upstream and hands each exchange to the writer."""
 
     config: ForwardConfig
-    client: httpx.AsyncClient
+    transport: httpx.AsyncBaseTransport
     writer: CaptureWriter
     rewrite: Callable[[Target, bytes, RawHeaders], tuple[bytes, list[dict[str, Any]] | None]] | None = None
     _seq: defaultdict[tuple[str, str, int], itertools.count[int]] = field(
@@ -167,7 +167,7 @@ class Forwarder:
         timeout = httpx.Timeout(self.config.timeout_s, connect=self.config.connect_timeout_s)
         request.extensions["timeout"] = timeout.as_dict()
         try:
-            return await self.client.send(request, stream=True)
+            return await self.transport.handle_async_request(request)
         except (httpx.TransportError, OSError, TimeoutError) as exc:
             raise classify(exc, self.config.timeout_s) from exc
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import sys
 
 import typer
 
@@ -75,6 +76,9 @@ def serve(
         compat=list(compat),
     )
     app = build_app(config)
+    # The capture writer is a thread: let the event loop take the GIL back within
+    # 1 ms instead of the default 5 ms, which otherwise shows up as tail latency.
+    sys.setswitchinterval(0.001)
     store_url = normalize_url(store) if store else "sqlite:///probegate.db"
     typer.echo(f"probegate gateway on http://{host}:{port} -> {upstream} (store: {store_url})", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)
