@@ -88,6 +88,7 @@ class TurnBuilder:
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     slots: list[_Slot] = field(default_factory=list)
+    legacy: _Slot | None = None
     finish_reason: str | None = None
     flags: set[str] = field(default_factory=set)
 
@@ -153,7 +154,8 @@ class TurnBuilder:
         name = fn.get("name") or None
         index = 0 if legacy else fragment.get("index", fn.get("index"))
         if legacy:
-            self.flags.add("legacy_function_call")
+            self._add_legacy(fn)
+            return
         if whole:
             slot = self._open(len(self.slots))
         else:
@@ -173,6 +175,15 @@ class TurnBuilder:
                     slot.name += name  # a name streamed in pieces
         self._add_arguments(slot, fn.get("arguments"))
 
+    def _add_legacy(self, fn: dict[str, Any]) -> None:
+        # kept apart: servers such as llama-cpp-python send a legacy ``function_call``
+        # mirroring the first of their ``tool_calls``; it is a call only when alone
+        if self.legacy is None:
+            self.legacy = _Slot(index=0, order=-1)
+        if fn.get("name") and not self.legacy.name:
+            self.legacy.name = fn["name"]
+        self._add_arguments(self.legacy, fn.get("arguments"))
+
     def _add_arguments(self, slot: _Slot, piece: Any) -> None:
         if piece is None:
             return
@@ -190,6 +201,13 @@ class TurnBuilder:
 
     # -- result -------------------------------------------------------------------
     def tool_calls(self) -> list[dict[str, Any]]:
+        if self.legacy is not None:
+            if self.slots:
+                self.flags.add("legacy_function_call_mirror")
+            else:
+                self.flags.add("legacy_function_call")
+                self.slots = [self.legacy]
+            self.legacy = None
         slots = self.slots
         if slots and all(s.index is not None for s in slots):
             slots = sorted(slots, key=lambda s: (s.index, s.order))

@@ -228,3 +228,16 @@ def test_multiple_choices_keep_each_in_response_body() -> None:
     result = _stream(sse(chunks))
     assert result.completion["assistant"]["content"] == "A"
     assert [c["message"]["content"] for c in result.response_body["choices"]] == ["A", "B"]
+
+
+def test_legacy_function_call_mirroring_tool_calls_is_not_a_second_call() -> None:
+    # llama-cpp-python (chatml-function-calling) sends both, the mirror's name with a colon
+    body = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None,
+        "tool_calls": [{"id": "call__0", "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris" } '}}],
+        "function_call": {"name": "get_weather:", "arguments": '{"city": "Paris" } '}}}]}
+    result = reassemble(path="/v1/chat/completions", request=TOOLS, body=json.dumps(body).encode())
+    calls = result.completion["assistant"]["tool_calls"]
+    assert [(c["id"], c["name"], c["arguments"]) for c in calls] == [("call__0", "get_weather", {"city": "Paris"})]
+    assert result.completion["flags"] == ["legacy_function_call_mirror"]
