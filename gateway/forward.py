@@ -41,10 +41,6 @@ class RequestTooLarge(Exception):
     """The request body exceeded ``max_body``."""
 
 
-class UpstreamBroke(Exception):
-    """The upstream failed after the response started; raised (after recording) so the
-    server drops the client connection and the client sees the break, as it would
-    without the gateway, instead of a cleanly finished but truncated body."""
 
 
 @dataclass
@@ -201,10 +197,12 @@ class Forwarder:
         else:
             await self._pump(response, send, rec, t0)
         await self._finish(rec, t0)
-        if rec.error == "client_disconnected":
-            return
         if rec.error is not None:
-            raise UpstreamBroke(rec.error)
+            # The upstream broke after the response started (or the client left).
+            # Returning without the final message makes the server drop the
+            # connection, so the client sees the break as it would without us,
+            # not a cleanly finished but truncated body.
+            return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _own_headers(self, rec: RecordedExchange) -> RawHeaders:

@@ -23,6 +23,7 @@ PROBEGATE = [sys.executable, "-m", "probegate"]
 def _start(args: list[str], port: int) -> subprocess.Popen:
     proc = subprocess.Popen([*PROBEGATE, "serve", "--port", str(port), *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # little is logged here (no faults), so the pipe cannot fill before communicate()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
