@@ -22,6 +22,7 @@ from gateway.attribution import ADHOC_RUN, ADHOC_TASK, Target, parse_path
 from gateway.compat import apply_rules, parse_rules
 from gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
 from gateway.headers import header
+from gateway.redact import make_redactor
 from gateway.upstream import Transport, make_transport
 from probegate.store.engine import open_store
 from probegate.store.writer import CaptureWriter
@@ -41,6 +42,9 @@ class GatewayConfig:
         token: when set, every route needs ``Authorization: Bearer <token>``.
         queue_size: capture queue bound (items).
         compat: opt-in request shims (``gateway.compat`` rule specs), off by default.
+        redact: extra regexes scrubbed from stored bodies (API keys and bearer tokens
+            always are).
+        redact_pii: also scrub e-mail addresses from stored bodies.
     """
 
     upstream: str
@@ -52,6 +56,8 @@ class GatewayConfig:
     token: str | None = None
     queue_size: int = 10_000
     compat: list[str] = field(default_factory=list)
+    redact: list[str] = field(default_factory=list)
+    redact_pii: bool = False
 
 
 class GatewayApp:
@@ -130,6 +136,7 @@ def create_gateway(
             max_body=config.max_body,
             timeout_s=config.upstream_timeout,
             payload_cap=config.payload_cap,
+            redactor=make_redactor(config.redact, pii=config.redact_pii),
         ),
         transport,
         writer,

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from gateway.headers import RawHeaders, header, to_stored
+from gateway.redact import Redactor, make_redactor
 from probegate.store.models import Exchange
 from probegate.wire.decode import decode_body
 from probegate.wire.reassemble import reassemble
@@ -68,6 +69,7 @@ class RecordedExchange:
     payload_cap: int | None = None
     compat: list[dict[str, Any]] | None = None
     request_original: bytes | None = None
+    redactor: Redactor = field(default_factory=make_redactor)
 
     def _request_fields(self) -> dict[str, Any]:
         ok, body = _parse_json(self.request_body)
@@ -103,6 +105,15 @@ class RecordedExchange:
         completion = result.completion
         usage = (completion or {}).get("usage") or {}
         flags = list((completion or {}).get("flags") or [])
+        r = self.redactor
+        if r:
+            fields = {k: (r.raw(v) if isinstance(v, bytes) else r.json(v)) for k, v in fields.items()}
+            response_body, completion, sse_events = r.json(response_body), r.json(completion), r.json(sse_events)
+            if decoded is raw:
+                raw = r.raw(raw)
+            elif r.raw(decoded) != decoded:
+                raw = r.raw(decoded)  # a secret inside a compressed body: keep a decoded, redacted copy
+                flags.append("raw_decoded_for_redaction")
         truncated = False
         if self.payload_cap is not None and len(raw) > self.payload_cap:
             raw, truncated = raw[: self.payload_cap], True

@@ -22,6 +22,7 @@ import httpx
 from gateway.attribution import Target
 from gateway.capture import RecordedExchange, stream_format
 from gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
+from gateway.redact import Redactor, make_redactor
 from gateway.upstream import UpstreamFailure, classify, upstream_url
 from probegate.store.models import new_id, utcnow
 from probegate.store.writer import CaptureWriter
@@ -53,6 +54,7 @@ class ForwardConfig:
         timeout_s: longest wait for the upstream's next bytes (s); longer gets 504.
         connect_timeout_s: longest wait to connect (s).
         payload_cap: largest response body stored per exchange (bytes); ``None`` = all.
+        redactor: what is scrubbed from stored bodies (never from forwarded ones).
     """
 
     upstream: str
@@ -60,6 +62,7 @@ class ForwardConfig:
     timeout_s: float = 600.0
     connect_timeout_s: float = 10.0
     payload_cap: int | None = None
+    redactor: Redactor = field(default_factory=make_redactor)
 
 
 def openai_error(status: int, code: str, message: str) -> bytes:
@@ -109,6 +112,7 @@ class Forwarder:
             request_headers=list(scope.get("headers", [])),
             request_body=b"",
             payload_cap=self.config.payload_cap,
+            redactor=self.config.redactor,
         )
         try:
             rec.request_body = await self._read_body(receive)

@@ -46,6 +46,8 @@ def serve(
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow binding a non-loopback address."),
     token: str | None = typer.Option(None, "--token", envvar="PROBEGATE_TOKEN", help="Require Authorization: Bearer TOKEN on every route."),
     compat: list[str] = typer.Option([], "--compat", help="Opt-in request shims, e.g. null-content,args-as-string,drop-params=NAME,max-tokens-alias. Every rewrite is recorded."),
+    redact: list[str] = typer.Option([], "--redact", help="A regex scrubbed from stored bodies (repeatable). API keys and bearer tokens always are."),
+    redact_pii: bool = typer.Option(False, "--redact-pii", help="Also scrub e-mail addresses from stored bodies."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
@@ -74,6 +76,8 @@ def serve(
         transport=transport,  # type: ignore[arg-type]
         token=token,
         compat=list(compat),
+        redact=list(redact),
+        redact_pii=redact_pii,
     )
     app = build_app(config)
     # The capture writer is a thread: let the event loop take the GIL back within
