@@ -57,6 +57,24 @@ class WriterStats:
     started_at: float = field(default_factory=time.time)
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _without_nul(value: Any) -> Any:
+    """PostgreSQL text and JSONB cannot hold U+0000: store it as U+FFFD.
+
+    Byte columns (``request_raw``, ``response_raw``) keep the exact bytes.
+    """
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         return {"__bytes__": base64.b64encode(value).decode()}
@@ -214,13 +232,15 @@ class CaptureWriter:
 
     def _commit(self, rows: list[SQLModel | Upsert]) -> None:
         inserts: dict[type[SQLModel], list[dict[str, Any]]] = {}
+        clean = _without_nul if self.engine.dialect.name == "postgresql" else _same
         with Session(self.engine, expire_on_commit=False) as session:
             for row in rows:
                 if isinstance(row, Upsert):
                     self._flush_inserts(session, inserts)
-                    session.merge(row.row)
+                    model = type(row.row)
+                    session.merge(model.model_validate(clean(row.row.model_dump())))
                 else:
-                    inserts.setdefault(type(row), []).append(row.model_dump())
+                    inserts.setdefault(type(row), []).append(clean(row.model_dump()))
             self._flush_inserts(session, inserts)
             session.commit()
 

@@ -81,3 +81,18 @@ def test_refused_rows_are_spilled_not_lost(tmp_path) -> None:
     record = json.loads(spill.read_text().splitlines()[0])
     assert record["table"] == "probecall" and record["tool"] == "send_email"
     assert writer.stats.spilled == 1 and writer.stats.errors >= 1
+
+
+def test_nul_characters_are_stored_on_both_stores(engine) -> None:
+    writer = CaptureWriter(engine).start()
+    writer.submit_blocking(ProbeCall(run_id="r", task_id="t", tool="x", raw_args="a\x00b",
+                                     args={"k\x00": ["v\x00"]}, result={"error": "bad \x00"}))
+    writer.submit_blocking(Upsert(WorldState(run_id="r", task_id="t", state={"s": "\x00"})))
+    writer.submit_blocking(Exchange(run_id="r", task_id="t", request_raw=b"\x00raw", error="e\x00"))
+    writer.close()
+    assert writer.stats.spilled == 0 and writer.stats.errors == 0
+    with Session(engine) as session:
+        call = session.exec(select(ProbeCall)).one()
+        exchange = session.exec(select(Exchange)).one()
+    assert call.raw_args in ("a\x00b", "a\ufffdb")
+    assert exchange.request_raw == b"\x00raw"
