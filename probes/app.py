@@ -1,0 +1,61 @@
+"""The probes served alone (``probegate probes serve``): a FastAPI app with the probe routes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from sqlalchemy.engine import Engine
+
+from probegate.store.writer import CaptureWriter
+from probes.http import add_routes
+from probes.service import ProbeService
+from probes.tool import Feedback, SubAgentRunner
+
+
+def create_probe_app(
+    engine: Engine,
+    writer: CaptureWriter | None = None,
+    *,
+    feedback: Feedback = "actionable",
+    subagent: SubAgentRunner | None = None,
+) -> FastAPI:
+    """A FastAPI app serving only the probes (the same routes the gateway mounts).
+
+    Args:
+        engine: the capture store.
+        writer: a capture writer; one is made (and started/stopped with the app) when ``None``.
+        feedback: feedback style of attempts nobody reset.
+        subagent: the runner behind the ``delegate`` tool.
+    """
+    own_writer = writer is None
+    active = writer or CaptureWriter(engine)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        active.start()
+        try:
+            yield
+        finally:
+            if own_writer:
+                active.close()
+            else:
+                active.flush()
+
+    api = FastAPI(title="probegate probes", lifespan=lifespan, docs_url=None, redoc_url=None)
+    api.state.probes = ProbeService(active, default_feedback=feedback, subagent=subagent)
+    add_routes(api, active, engine)
+
+    @api.get("/probegate/health")
+    def health() -> dict[str, Any]:
+        """Writer queue depth (items), rows written, writer errors."""
+        return {
+            "status": "ok" if active.stats.spilled == 0 else "degraded",
+            "queue_depth": active.depth,
+            "rows_written": active.stats.written,
+            "writer_errors": active.stats.errors,
+        }
+
+    return api

@@ -1,0 +1,1 @@
+"""Intercept mapping files shipped with probegate (``example.yaml``); data only."""
