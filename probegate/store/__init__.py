@@ -1,26 +1,15 @@
 """The capture store: schema, opening, and the background writer."""
 
 from probegate.store.engine import default_store_url, normalize_url, open_store
-from probegate.store.models import (
-    SCHEMA_VERSION,
-    Exchange,
-    ProbeCall,
-    Run,
-    StoreMeta,
-    WorldState,
-    new_id,
-    utcnow,
-)
+from probegate.store.models import Exchange, ProbeCall, Run, WorldState, new_id, utcnow
 from probegate.store.writer import Capture, CaptureWriter, Upsert, WriterStats
 
 __all__ = [
-    "SCHEMA_VERSION",
     "Capture",
     "CaptureWriter",
     "Exchange",
     "ProbeCall",
     "Run",
-    "StoreMeta",
     "Upsert",
     "WorldState",
     "WriterStats",

@@ -9,7 +9,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.exc import NoSuchModuleError
-from sqlmodel import SQLModel, create_engine
+from sqlmodel import create_engine
 
 from probegate.errors import StoreError
 from probegate.store import models  # noqa: F401  (registers the tables)
@@ -49,7 +49,7 @@ def open_store(url: str | None = None, *, create: bool = True) -> Engine:
 
     Args:
         url: SQLAlchemy URL or a file path; ``None`` means :func:`default_store_url`.
-        create: create missing tables.
+        create: create the tables or run pending migrations.
 
     Returns:
         An SQLAlchemy engine. SQLite stores use WAL and ``synchronous=NORMAL``.
@@ -85,6 +85,3 @@ def open_store(url: str | None = None, *, create: bool = True) -> Engine:
     return engine
 
 
-def create_all(engine: Engine) -> None:
-    """Create every table that does not exist yet (used by the first migration)."""
-    SQLModel.metadata.create_all(engine)

@@ -11,13 +11,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, LargeBinary, Text
+from sqlalchemy import JSON, Column, Index, LargeBinary, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 from ulid import ULID
-
-#: Bumped with every schema change; the Alembic chain upgrades older stores.
-SCHEMA_VERSION = 1
 
 _JSON = JSON().with_variant(JSONB(), "postgresql")
 
@@ -47,6 +44,8 @@ class Run(SQLModel, table=True):
     upstream: str | None = None
     params: dict[str, Any] | None = _json()
     status: str = "created"  # created | running | done | interrupted | failed
+    finished_at: datetime | None = None
+    probegate_version: str | None = None
 
 
 class Exchange(SQLModel, table=True):
@@ -59,6 +58,8 @@ class Exchange(SQLModel, table=True):
     offsets; ``completion`` is the reassembled assistant turn (see
     :mod:`probegate.wire.reassemble`) and ``flags`` its wire anomalies.
     """
+
+    __table_args__ = (Index("ix_exchange_attempt", "run_id", "task_id", "attempt", "seq"),)
 
     id: str = Field(primary_key=True, default_factory=new_id)
     run_id: str = Field(index=True)
@@ -98,6 +99,8 @@ class Exchange(SQLModel, table=True):
 class ProbeCall(SQLModel, table=True):
     """One tool call that reached a probe, blocked ones included."""
 
+    __table_args__ = (Index("ix_probecall_attempt", "run_id", "task_id", "attempt", "seq"),)
+
     id: str = Field(primary_key=True, default_factory=new_id)
     run_id: str = Field(index=True)
     task_id: str = Field(index=True)
@@ -125,10 +128,3 @@ class WorldState(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow)
     world: str | None = None  # the fixture name the state was reset from
     state: dict[str, Any] | None = _json()
-
-
-class StoreMeta(SQLModel, table=True):
-    """Key/value facts about the store itself (schema version)."""
-
-    key: str = Field(primary_key=True)
-    value: str = ""

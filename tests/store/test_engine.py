@@ -6,9 +6,12 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import Session
 
+from alembic import command
+from sqlalchemy import create_engine
+
 from probegate.errors import StoreError
-from probegate.store import SCHEMA_VERSION, StoreMeta, normalize_url, open_store
-from probegate.store.migrate import schema_version
+from probegate.store import Run, normalize_url, open_store
+from probegate.store.migrate import _config, current_revision, head_revision
 
 
 @pytest.mark.parametrize(
@@ -30,16 +33,39 @@ def test_sqlite_uses_wal(sqlite_url: str) -> None:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
 
 
-def test_schema_version_recorded(engine) -> None:
-    assert schema_version(engine) == SCHEMA_VERSION
+def test_new_store_is_at_head(engine) -> None:
+    assert current_revision(engine) == head_revision()
 
 
 def test_newer_store_is_refused(engine, store_url: str) -> None:
-    with Session(engine) as session:
-        session.merge(StoreMeta(key="schema_version", value=str(SCHEMA_VERSION + 1)))
-        session.commit()
-    with pytest.raises(StoreError, match="newer than this probegate"):
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    with pytest.raises(StoreError, match="written by a newer probegate"):
         open_store(store_url)
+
+
+def _store_at_0001(url: str, *, drop_version_table: bool = False) -> None:
+    raw = create_engine(normalize_url(url))
+    with raw.begin() as conn:
+        command.upgrade(_config(conn), "0001")
+        conn.execute(text("INSERT INTO run (id, created_at, status) VALUES ('old-run', '2025-01-01 00:00:00', 'done')"))
+        if drop_version_table:
+            conn.execute(text("DROP TABLE alembic_version"))
+    raw.dispose()
+
+
+@pytest.mark.parametrize("drop_version_table", [False, True], ids=["migrated", "pre-migration"])
+def test_older_store_opens_and_upgrades(store_url: str, drop_version_table: bool) -> None:
+    _store_at_0001(store_url, drop_version_table=drop_version_table)
+    engine = open_store(store_url)
+    assert current_revision(engine) == head_revision()
+    with Session(engine) as session:
+        run = session.get(Run, "old-run")
+        assert run is not None and run.status == "done" and run.finished_at is None
+        run.probegate_version = "0.1.0"
+        session.add(run)
+        session.commit()
+    engine.dispose()
 
 
 @pytest.mark.parametrize("url", ["nosuchdriver://x/y", "postgresql+psycopg://nobody@127.0.0.1:1/none"])
