@@ -23,7 +23,9 @@ from gateway.compat import apply_rules, parse_rules
 from gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
 from gateway.headers import header
 from gateway.redact import make_redactor
+from gateway.replay import ReplaySettings, ReplayTransport, load_index
 from gateway.upstream import Transport, make_transport
+from probegate.errors import UsageError
 from probegate.store.engine import open_store
 from probegate.store.writer import CaptureWriter
 
@@ -45,6 +47,9 @@ class GatewayConfig:
         redact: extra regexes scrubbed from stored bodies (API keys and bearer tokens
             always are).
         redact_pii: also scrub e-mail addresses from stored bodies.
+        replay: answer from a recorded run (``--replay``) instead of, or before, the
+            upstream.
+        replay_store: the store holding the replayed run (default: ``store``).
     """
 
     upstream: str
@@ -58,6 +63,8 @@ class GatewayConfig:
     compat: list[str] = field(default_factory=list)
     redact: list[str] = field(default_factory=list)
     redact_pii: bool = False
+    replay: ReplaySettings | None = None
+    replay_store: str | None = None
 
 
 class GatewayApp:
@@ -105,6 +112,16 @@ async def _deny(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _transport(config: GatewayConfig, engine: Engine) -> httpx.AsyncBaseTransport:
+    upstream = make_transport(config.transport) if config.upstream else None
+    if config.replay is None:
+        if upstream is None:
+            raise UsageError("--upstream is required (or --replay RUN to answer from a recorded run)")
+        return upstream
+    source = open_store(config.replay_store) if config.replay_store else engine
+    return ReplayTransport(load_index(source, config.replay), config.replay, upstream)
+
+
 def create_gateway(
     config: GatewayConfig,
     *,
@@ -128,11 +145,11 @@ def create_gateway(
     engine = engine or open_store(config.store)
     own_writer = writer is None
     writer = writer or CaptureWriter(engine, maxsize=config.queue_size)
-    transport = transport or make_transport(config.transport)
+    transport = transport or _transport(config, engine)
     rules = parse_rules(config.compat)
     forwarder = Forwarder(
         ForwardConfig(
-            upstream=config.upstream,
+            upstream=config.upstream or "http://replay.invalid",
             max_body=config.max_body,
             timeout_s=config.upstream_timeout,
             payload_cap=config.payload_cap,
@@ -166,7 +183,8 @@ def create_gateway(
         stats = writer.stats
         return {
             "status": "ok" if stats.spilled == 0 else "degraded",
-            "upstream": config.upstream,
+            "upstream": config.upstream or None,
+            "replay": config.replay.run if config.replay else None,
             "queue_depth": writer.depth,
             "rows_written": stats.written,
             "writer_errors": stats.errors,

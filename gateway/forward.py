@@ -23,6 +23,7 @@ from gateway.attribution import Target
 from gateway.capture import RecordedExchange, stream_format
 from gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
 from gateway.redact import Redactor, make_redactor
+from gateway.replay import REPLAY_EXTENSION, TARGET_EXTENSION
 from gateway.upstream import UpstreamFailure, classify, upstream_url
 from probegate.store.models import new_id, utcnow
 from probegate.store.writer import CaptureWriter
@@ -166,6 +167,7 @@ class Forwarder:
         request = httpx.Request(method, url, headers=headers, content=body or None)
         timeout = httpx.Timeout(self.config.timeout_s, connect=self.config.connect_timeout_s)
         request.extensions["timeout"] = timeout.as_dict()
+        request.extensions[TARGET_EXTENSION] = target  # for transports that answer by task (replay)
         try:
             return await self.transport.handle_async_request(request)
         except (httpx.TransportError, OSError, TimeoutError) as exc:
@@ -184,6 +186,11 @@ class Forwarder:
         """Relay the response; ``overhead_ms`` is the gateway's own time before the
         upstream was asked (``pre_ms``) plus its time from the upstream's headers to ours."""
         t_headers = time.perf_counter()
+        replayed = response.extensions.get(REPLAY_EXTENSION)
+        if replayed is not None:
+            rec.compat = [*(rec.compat or []), replayed]
+            if replayed.get("miss"):
+                rec.error = "replay_miss"
         rec.status_code = response.status_code
         rec.response_headers = list(response.headers.raw)
         out_headers = response_headers_for_client(rec.response_headers)
@@ -201,7 +208,7 @@ class Forwarder:
         else:
             await self._pump(response, send, rec, t0)
         await self._finish(rec, t0)
-        if rec.error is not None:
+        if rec.error is not None and rec.error != "replay_miss":
             # The upstream broke after the response started (or the client left).
             # Returning without the final message makes the server drop the
             # connection, so the client sees the break as it would without us,

@@ -35,7 +35,7 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
 
 
 def serve(
-    upstream: str = typer.Option(..., "--upstream", help="Base URL of the model server, e.g. http://127.0.0.1:11434."),
+    upstream: str | None = typer.Option(None, "--upstream", help="Base URL of the model server, e.g. http://127.0.0.1:11434 (optional with --replay)."),
     store: str | None = StoreOption,
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback unless --allow-remote)."),
     port: int = typer.Option(8700, "--port", help="Bind port."),
@@ -48,6 +48,11 @@ def serve(
     compat: list[str] = typer.Option([], "--compat", help="Opt-in request shims, e.g. null-content,args-as-string,drop-params=NAME,max-tokens-alias. Every rewrite is recorded."),
     redact: list[str] = typer.Option([], "--redact", help="A regex scrubbed from stored bodies (repeatable). API keys and bearer tokens always are."),
     redact_pii: bool = typer.Option(False, "--redact-pii", help="Also scrub e-mail addresses from stored bodies."),
+    replay: str | None = typer.Option(None, "--replay", help="Answer model requests from the captures of this run."),
+    replay_mode: str = typer.Option("none", "--replay-mode", help="none: unrecorded requests get an error; new_episodes: they go upstream; all: re-record everything."),
+    replay_timing: str = typer.Option("fast", "--replay-timing", help="recorded: keep the recorded pacing of streams; fast: send at once."),
+    replay_ignore_model: bool = typer.Option(False, "--replay-ignore-model", help="Match recorded requests whatever model name they ask for."),
+    replay_store: str | None = typer.Option(None, "--replay-store", help="Store holding the replayed run (default: --store)."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
@@ -63,12 +68,27 @@ def serve(
     from probegate.store.engine import normalize_url
 
     check_bind(host, allow_remote, token)
-    if not upstream.startswith(("http://", "https://")):
+    if upstream is None and replay is None:
+        raise UsageError("--upstream URL is required (or --replay RUN to answer from a recorded run)")
+    if upstream is not None and not upstream.startswith(("http://", "https://")):
         raise UsageError(f"--upstream must be an http(s) URL, got {upstream!r}")
+    if replay_mode not in ("none", "new_episodes", "all"):
+        raise UsageError(f"--replay-mode must be none, new_episodes or all, got {replay_mode!r}")
+    if replay_timing not in ("recorded", "fast"):
+        raise UsageError(f"--replay-timing must be recorded or fast, got {replay_timing!r}")
     if transport not in ("aiohttp", "httpx"):
         raise UsageError(f"--transport must be aiohttp or httpx, got {transport!r}")
+    from gateway.replay import ReplaySettings
+
+    settings = (
+        ReplaySettings(replay, replay_mode, replay_timing, replay_ignore_model)  # type: ignore[arg-type]
+        if replay
+        else None
+    )
     config = GatewayConfig(
-        upstream=upstream,
+        upstream=upstream or "",
+        replay=settings,
+        replay_store=replay_store,
         store=store,
         max_body=parse_size(max_body),
         upstream_timeout=upstream_timeout,
@@ -84,7 +104,10 @@ def serve(
     # 1 ms instead of the default 5 ms, which otherwise shows up as tail latency.
     sys.setswitchinterval(0.001)
     store_url = normalize_url(store) if store else "sqlite:///probegate.db"
-    typer.echo(f"probegate gateway on http://{host}:{port} -> {upstream} (store: {store_url})", err=True)
+    target = upstream or f"replay of {replay}"
+    if replay and upstream:
+        target = f"replay of {replay} ({replay_mode}), else {upstream}"
+    typer.echo(f"probegate gateway on http://{host}:{port} -> {target} (store: {store_url})", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)
 
 
