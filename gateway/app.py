@@ -186,6 +186,7 @@ def create_gateway(
             "upstream": config.upstream or None,
             "replay": config.replay.run if config.replay else None,
             "queue_depth": writer.depth,
+            "pending": forwarder.inflight + writer.pending,
             "rows_written": stats.written,
             "writer_errors": stats.errors,
             "spilled": stats.spilled,

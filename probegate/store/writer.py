@@ -138,6 +138,11 @@ class CaptureWriter:
         """Captures waiting in the queue."""
         return self._queue.qsize()
 
+    @property
+    def pending(self) -> int:
+        """Captures accepted but not yet committed (queued or in the batch being written)."""
+        return self._queue.unfinished_tasks
+
     # -- producers ---------------------------------------------------------------
     def submit_nowait(self, item: SQLModel | Capture | Upsert) -> bool:
         """Enqueue without waiting; ``False`` when the queue is full."""

@@ -1,0 +1,59 @@
+"""Harness names -> harnesses: ``fc``, ``react``, ``plan``, ``code``, ``langchain``,
+``crewai`` and ``cmd:"COMMAND"``.
+
+Framework harnesses are imported only when named, and checked right away, so a
+missing ``frameworks`` extra is one clear line before the run starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from agents.base import Harness
+from probegate.errors import UsageError
+
+#: Built-in harness names -> ``module:Class``.
+HARNESSES = {
+    "fc": "agents.fc:FcHarness",
+    "react": "agents.react:ReactHarness",
+    "plan": "agents.plan:PlanHarness",
+    "code": "agents.code:CodeHarness",
+    "langchain": "agents.langchain_agent:LangChainHarness",
+    "crewai": "agents.crewai_agent:CrewAIHarness",
+}
+
+CMD_PREFIX = "cmd:"
+
+
+def harness_names() -> list[str]:
+    """Every name :func:`get_harness` accepts (``cmd:`` stands for any command)."""
+    return [*HARNESSES, 'cmd:"COMMAND"']
+
+
+def get_harness(name: str) -> Harness:
+    """The harness called ``name``, ready to run.
+
+    Args:
+        name: a built-in name, or ``cmd:COMMAND`` (the command may be quoted).
+
+    Raises:
+        UsageError: unknown name, empty command, or a framework harness whose extra
+            is not installed.
+    """
+    if name.startswith(CMD_PREFIX):
+        from agents.cmd import CmdHarness
+
+        command = name[len(CMD_PREFIX) :].strip()
+        try:
+            return CmdHarness(command)
+        except ValueError as exc:
+            raise UsageError(f'--harness cmd: needs a command, e.g. cmd:"python my_agent.py" ({exc})') from exc
+    target = HARNESSES.get(name)
+    if target is None:
+        raise UsageError(f"unknown harness {name!r}: choose one of {', '.join(harness_names())}")
+    module_name, _, class_name = target.partition(":")
+    harness = getattr(importlib.import_module(module_name), class_name)()
+    check = getattr(harness, "check", None)
+    if check is not None:
+        check()
+    return harness  # type: ignore[no-any-return]

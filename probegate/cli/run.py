@@ -1,0 +1,234 @@
+"""``probegate run``: drive a task set through one harness against one model.
+
+The command is a thin shell over :func:`agents.runner.execute`: it turns options
+into a :class:`~agents.runner.RunConfig`, shows a rich progress bar while the
+attempts run, and prints the summary table and the report path at the end. A run
+interrupted with Ctrl-C is marked ``interrupted``, still scored, and exits 130.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from probegate.cli.options import StoreOption
+
+if TYPE_CHECKING:
+    from agents.attempt import AttemptOutcome
+    from agents.runner import RunReport
+
+#: Exit status of an interrupted run (the shell's convention for SIGINT).
+INTERRUPTED_EXIT = 130
+
+
+class ProgressEvents:
+    """The runner's events shown as one progress bar with passed / failed / running counts.
+
+    An attempt counts as passed or failed by the scorer's verdict, judged as it
+    ends; one that could not be judged (no scorer) counts as unscored.
+    """
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.bar: Any = None
+        self.started = False
+        self.counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def _fields(self) -> dict[str, Any]:
+        unscored = self.counts["unscored"]
+        return {
+            "passed": self.counts["passed"],
+            "failed": self.counts["failed"],
+            "running": self.counts["running"],
+            "unscored": f" {unscored} unscored" if unscored else "",
+        }
+
+    def run_started(self, run_id: str, total: int) -> None:
+        """Show the bar (only now: errors found before the run starts print alone)."""
+        self.bar = self.progress.add_task(run_id, total=total, **self._fields())
+        self.progress.start()
+        self.started = True
+
+    def attempt_started(self, task_id: str, attempt: int) -> None:
+        """One more running."""
+        with self._lock:
+            self.counts["running"] += 1
+            self.progress.update(self.bar, **self._fields())
+
+    def attempt_finished(self, outcome: AttemptOutcome) -> None:
+        """Count the verdict and advance."""
+        with self._lock:
+            self.counts["running"] = max(0, self.counts["running"] - 1)
+            verdict = {True: "passed", False: "failed", None: "unscored"}[outcome.passed]
+            self.counts[verdict] += 1
+            self.progress.update(self.bar, advance=1, **self._fields())
+
+
+def _stops(outcomes: list[AttemptOutcome]) -> str:
+    stops = Counter(o.result.stop for o in outcomes)
+    return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in sorted(stops.items()))
+
+
+def _rate(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+
+
+def summary_table(report: RunReport, summary: dict[str, Any] | None = None) -> Table:
+    """Per task: tier, attempts, passed, pass rate, mean score, how attempts stopped,
+    failure labels (pure). Without a scorer ``summary`` the scored columns show ``-``."""
+    table = Table(title=f"run {report.run_id} ({report.status})")
+    for column in ("task", "tier", "attempts", "passed", "pass rate", "score", "stops", "failures"):
+        numeric = column in ("attempts", "passed", "pass rate", "score")
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=column == "task")
+    scored = (summary or {}).get("tasks") or {}
+    by_task: dict[str, list[AttemptOutcome]] = {}
+    for outcome in report.outcomes:
+        by_task.setdefault(outcome.task_id, []).append(outcome)
+    for task_id in sorted(set(by_task) | set(scored)):
+        row = scored.get(task_id) or {}
+        labels = row.get("labels") or {}
+        table.add_row(
+            task_id,
+            str(row.get("tier", "-")),
+            str(row.get("attempts", len(by_task.get(task_id, [])))),
+            str(row.get("passed", "-")),
+            _rate(row.get("pass_rate")),
+            _rate(row.get("score_mean")),
+            _stops(by_task.get(task_id, [])) or "-",
+            ", ".join(f"{k} x{v}" if isinstance(v, int) and v > 1 else str(k) for k, v in sorted(dict(labels).items()))
+            if isinstance(labels, dict) else ", ".join(map(str, labels)) or "-",
+        )
+    return table
+
+
+def headline(summary: dict[str, Any] | None) -> str | None:
+    """One line of the run's headline figures from the scorer's summary (pure)."""
+    head = (summary or {}).get("headline") or {}
+    if not head:
+        return None
+    reach = head.get("reach")
+    parts = [f"reach {reach:.2f}" if isinstance(reach, (int, float)) else "reach -"]
+    parts.append(f"{head.get('passed', '-')}/{head.get('scored_attempts', head.get('attempts', '-'))} attempts passed")
+    pass_k = ((summary or {}).get("repeats") or {}).get("pass_hat_k")
+    if isinstance(pass_k, (int, float)) and head.get("repeats", 1) and head.get("repeats", 1) > 1:
+        parts.append(f"pass^{head['repeats']} {pass_k:.2f}")
+    return " | ".join(parts)
+
+
+def _summary(run_score: Any) -> dict[str, Any] | None:
+    summary = getattr(run_score, "summary", None)
+    if callable(summary):
+        summary = summary()
+    return summary if isinstance(summary, dict) else None
+
+
+def _print_report(console: Console, report: RunReport) -> None:
+    score = report.score
+    summary = _summary(score.run_score) if score is not None else None
+    console.print(summary_table(report, summary))
+    if score is None:
+        return
+    if score.error:
+        console.print(f"[yellow]{score.error}[/yellow]")
+        return
+    line = headline(summary)
+    if line:
+        console.print(line)
+    console.print(f"report: {score.report_path or score.report_dir}")
+
+
+def run(
+    harness: str = typer.Option(..., "--harness", help='fc, react, plan, code, langchain, crewai, or cmd:"COMMAND".'),
+    model: str | None = typer.Option(
+        None, "--model", help="Model name sent in every request (required with --model-endpoint or --gateway)."
+    ),
+    task_set: str = typer.Option("default", "--task-set", help="Task set name (under tasks/) or folder."),
+    model_endpoint: str | None = typer.Option(
+        None, "--model-endpoint", help="Base URL of the model server. Default: the embedded local model."
+    ),
+    gateway: str | None = typer.Option(
+        None, "--gateway", help="A running probegate gateway (with probes) to use instead of starting one."
+    ),
+    store: str | None = StoreOption,
+    repeats: int = typer.Option(1, "--repeats", help="Attempts per task (pass^k needs k > 1)."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Attempts running at once."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="Model turns per attempt (default: each task's)."),
+    lang: str = typer.Option("en", "--lang", help="Prompt language: en or zh."),
+    feedback: str = typer.Option("actionable", "--feedback", help="Probe error feedback: plain or actionable."),
+    tasks: str | None = typer.Option(None, "--tasks", help="Only these task ids, comma-separated."),
+    run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: TIME-HARNESS-RANDOM)."),
+    task_timeout: float = typer.Option(300.0, "--task-timeout", help="Seconds per attempt."),
+    api_key: str = typer.Option("probegate", "--api-key", envvar="PROBEGATE_API_KEY", help="Key the agents send."),
+    output_dir: Path = typer.Option(Path("runs"), "--output-dir", help="Where run reports are written."),
+    model_path: str | None = typer.Option(
+        None, "--model-path", help="Serve this GGUF file with the embedded llama.cpp server (no --model-endpoint)."
+    ),
+    compat: list[str] = typer.Option(
+        [], "--compat", help="Opt-in request shims for the in-process gateway (see probegate serve --help)."
+    ),
+) -> None:
+    """Run a task set through one agent harness and score it.
+
+    Every attempt resets its world, then the harness talks to the model through the
+    gateway (/r/RUN/TASK/ATTEMPT/v1) and to the probes (/r/RUN/TASK/ATTEMPT/tools).
+    """
+    from agents.runner import RunConfig, execute
+
+    config = RunConfig(
+        task_set=task_set,
+        harness=harness,
+        model=model,
+        model_endpoint=model_endpoint,
+        gateway=gateway,
+        store=store,
+        repeats=repeats,
+        concurrency=concurrency,
+        temperature=temperature,
+        max_steps=max_steps,
+        lang=lang,
+        feedback=feedback,
+        task_ids=tuple(t.strip() for t in (tasks or "").split(",") if t.strip()),
+        run_id=run_id,
+        task_timeout=task_timeout,
+        api_key=api_key,
+        output_dir=output_dir,
+        model_path=model_path,
+        compat=tuple(compat),
+    )
+    console = Console(stderr=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
+                   "{task.fields[running]} running{task.fields[unscored]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+    events = ProgressEvents(progress)
+    try:
+        report = execute(config, events)
+    except KeyboardInterrupt:  # a second Ctrl-C, or one outside the attempts: the run is marked
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    finally:
+        if events.started:
+            progress.stop()
+    _print_report(Console(), report)
+    if report.status == "interrupted":
+        raise typer.Exit(INTERRUPTED_EXIT)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run`` to the CLI."""
+    app.command("run")(run)
