@@ -143,7 +143,7 @@ def prepare(config: RunConfig) -> tuple[TaskSet, list[Task], Harness]:
     return task_set, tasks, get_harness(config.harness)
 
 
-def run_params(config: RunConfig, tasks: list[Task]) -> dict[str, Any]:
+def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[str, Any]:
     """The ``Run.params`` JSON (outcomes are added as attempts finish)."""
     from probegate import __version__
 
@@ -161,6 +161,7 @@ def run_params(config: RunConfig, tasks: list[Task]) -> dict[str, Any]:
         "model_path": config.model_path,
         "probegate_version": __version__,
         "outcomes": {},
+        "task_snapshot": task_set.snapshot(tasks),
     }
 
 
@@ -201,8 +202,8 @@ def _execute(
 ) -> RunReport:
     model = str(config.model)
     engine = open_store(config.store)
-    params = run_params(config, tasks)
-    create_run(engine, run_id, task_set=task_set.name, harness=config.harness, model=model,
+    params = run_params(config, task_set, tasks)
+    create_run(engine, run_id, task_set=config.task_set, harness=config.harness, model=model,
                upstream=upstream, params=params)
     report = RunReport(run_id, "running")
     try:

@@ -4,11 +4,19 @@ A task set is a folder of ``*.yaml`` files (one task each), found by name under
 ``tasks/`` (``default``) or by path. Loading checks every file and reports every
 problem at once, with file, field and reason; a set with any invalid task is
 refused (:class:`~probegate.errors.TaskSetError`).
+
+Two layers of checks: the JSON Schema (shape, enums, required fields), then a lint
+(:func:`lint_task`) for what a schema cannot see: every tool and verify check
+exists in the probes, every expected action uses an offered tool with parameters
+that tool has, the world and its patch load, a ``tool_error`` trap says which call
+fails. Both report ``file: field: reason`` lines.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from datetime import date, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -162,6 +170,29 @@ class TaskSet(_Frozen):
                 return task
         raise KeyError(task_id)
 
+    def snapshot(self, tasks: list[Task] | None = None) -> dict[str, Any]:
+        """A JSON snapshot of the set (or of ``tasks``), stored with a run so it can be
+        rescored, exported and imported without the task files."""
+        chosen = self.tasks if tasks is None else tasks
+        return {
+            "name": self.name,
+            "path": self.path,
+            "tasks": [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in chosen],
+        }
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> TaskSet:
+        """Rebuild a set from :meth:`snapshot` data.
+
+        Raises:
+            TaskSetError: the snapshot holds an invalid task.
+        """
+        try:
+            tasks = [Task.model_validate(t) for t in data.get("tasks") or []]
+        except Exception as exc:  # pydantic.ValidationError
+            raise TaskSetError(f"the run's task snapshot is invalid: {exc}".replace("\n", " ")) from None
+        return cls(name=str(data.get("name") or "snapshot"), path=str(data.get("path") or ""), tasks=tasks)
+
     def select(self, ids: list[str] | None) -> list[Task]:
         """The tasks named in ``ids`` (all when ``None``).
 
@@ -214,20 +245,136 @@ def validate_task_data(data: Any) -> list[tuple[str, str]]:
     )
 
 
-def load_task_file(path: Path) -> tuple[Task | None, list[str]]:
-    """Load one task file; returns the task (or ``None``) and its problems as
-    ``"file: field: reason"`` lines."""
+def _plain(value: Any) -> Any:
+    """YAML dates and datetimes as ISO strings (an unquoted ``2025-03-17`` is a date to YAML)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    return value
+
+
+Problem = tuple[str, str]
+_TRAP_CALL = "the failing call as {tool, args}"
+
+
+def _lint_call(field: str, tool: str, args: Any, offered: list[str]) -> list[Problem]:
+    """A call a task names (expected action or trap): known, offered tool; known, valid arguments."""
+    from probes.catalog import CATALOG  # the probes package pulls in the store models: import on use
+    from probes.validate import validate_args
+
+    if tool not in CATALOG:
+        return [(f"{field}.tool", f"unknown tool {tool!r}: not in the probe catalogue (see `probegate probes list`)")]
+    problems: list[Problem] = []
+    if tool not in offered:
+        problems.append((f"{field}.tool", f"{tool!r} is not offered in tools"))
+    if not isinstance(args, dict):
+        return [*problems, (f"{field}.args", "must be a mapping of argument name to value")]
+    params = CATALOG[tool].parameters
+    verdict = validate_args(params, json.dumps(args).encode())
+    names = ", ".join(params.get("properties", {}))
+    problems += [(f"{field}.args.{key}", f"{tool} has no parameter {key!r} (it takes {names})") for key in verdict.unknown]
+    problems += [(f"{field}.args.{key}", f"invalid value for {tool}: {why}") for key, why in verdict.invalid.items()]
+    return problems
+
+
+def _lint_world(task: Task) -> tuple[list[Problem], list[dict[str, Any]]]:
+    """Problems of ``world`` / ``world_patch``, and the faults the patched world holds."""
+    from probes.worlds import load_world
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        load_world(task.world)
+    except (ValueError, TypeError) as exc:  # WorldError is a ValueError
+        return [("world", str(exc))], []
+    try:
+        state = load_world(task.world, task.world_patch)
+    except (ValueError, TypeError, AttributeError) as exc:
+        return [("world_patch", str(exc))], []
+    faults = [f for f in state.get("faults", []) if isinstance(f, dict)]
+    problems = [
+        (f"world_patch.faults.{i}.tool", f"the fault names {f.get('tool')!r}, which is not offered in tools")
+        for i, f in enumerate(faults)
+        if f.get("tool") not in task.tools
+    ]
+    return problems, faults
+
+
+def _lint_trap(task: Task, faults: list[dict[str, Any]]) -> list[Problem]:
+    """A ``tool_error`` trap must say which call fails: an injected fault, or ``trap.value``."""
+    value = task.trap.value
+    if task.trap.kind != "tool_error":
+        return []
+    if value is None:
+        if faults:
+            return []
+        return [("trap", f"a tool_error trap needs a fault in world_patch.faults or {_TRAP_CALL} in trap.value")]
+    if not isinstance(value, dict) or "tool" not in value or set(value) - {"tool", "args"}:
+        return [("trap.value", f"a tool_error trap's value must be {_TRAP_CALL}")]
+    return _lint_call("trap.value", str(value["tool"]), value.get("args", {}), task.tools)
+
+
+def lint_task(task: Task) -> list[Problem]:
+    """Problems the schema cannot see, as ``(field, reason)`` pairs.
+
+    Every offered tool is in the probe catalogue; every expected action uses an
+    offered tool, with parameters that tool has and values its schema accepts (a
+    required parameter may be left out: ``subset`` compares only the keys given);
+    every ``verify`` entry is a known check with valid parameters
+    (``probes.verify.validate_check``); ``world`` and ``world_patch`` load; injected
+    faults name offered tools; a ``tool_error`` trap names its failing call (a fault,
+    or ``trap.value: {tool, args}``); ``expected_answer.regex`` compiles.
+
+    Args:
+        task: a task that passed the schema.
+
+    Returns:
+        The problems, in field order; empty when the task is sound.
+    """
+    from probes.catalog import CATALOG
+    from probes.verify import validate_check
+
+    problems: list[Problem] = [
+        (f"tools.{i}", f"unknown tool {name!r}: not in the probe catalogue (see `probegate probes list`)")
+        for i, name in enumerate(task.tools)
+        if name not in CATALOG
+    ]
+    for i, action in enumerate(task.expected_actions):
+        problems += _lint_call(f"expected_actions.{i}", action.tool, action.args, task.tools)
+    for i, check in enumerate(task.verify):
+        problems += [(f"verify.{i}", line) for line in validate_check({**check.params(), "check": check.check})]
+    world_problems, faults = _lint_world(task)
+    problems += world_problems + _lint_trap(task, faults)
+    if task.expected_answer is not None and task.expected_answer.regex is not None:
+        try:
+            re.compile(task.expected_answer.regex)
+        except re.error as exc:
+            problems.append(("expected_answer.regex", f"invalid pattern: {exc}"))
+    return problems
+
+
+def load_task_file(path: Path) -> tuple[Task | None, list[str]]:
+    """Load and lint one task file.
+
+    Returns:
+        The task (``None`` when it has any problem) and its problems as
+        ``"file: field: reason"`` lines (schema problems first; the lint runs only
+        on a file that passed the schema).
+    """
+    try:
+        data = _plain(yaml.safe_load(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return None, [f"{path.name}: (file): cannot read YAML: {exc}".replace("\n", " ")]
     problems = [f"{path.name}: {field}: {reason}" for field, reason in validate_task_data(data)]
     if problems:
         return None, problems
     try:
-        return Task.model_validate(data), []
+        task = Task.model_validate(data)
     except Exception as exc:  # pydantic.ValidationError: the schema and model disagree
         return None, [f"{path.name}: (model): {exc}".replace("\n", " ")]
+    problems = [f"{path.name}: {field}: {reason}".replace("\n", " ") for field, reason in lint_task(task)]
+    return (None if problems else task), problems
 
 
 def load_task_set(name_or_path: str) -> TaskSet:

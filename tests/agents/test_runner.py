@@ -63,8 +63,9 @@ def test_repeats_with_concurrency(model: RunningServer, store_url: str, tmp_path
     run, exchanges, calls = rows(engine, "run-rc")
     engine.dispose()
     assert (run.status, run.harness, run.model, run.task_set, run.upstream) == (
-        "done", "fc", "test-model", "tasks", model.url)
+        "done", "fc", "test-model", TASKS, model.url)
     params = run.params or {}
+    assert [t["id"] for t in params["task_snapshot"]["tasks"]] == params["task_ids"]
     assert (params["repeats"], params["concurrency"], params["task_ids"], params["lang"]) == (
         2, 2, ["stock-total"], "en")
     assert params["outcomes"]["stock-total/1"]["final_answer"] == "We have 25 chairs in stock."

@@ -1,0 +1,257 @@
+"""Scoring commands: ``score``, ``report``, ``trace``, ``debug-parse``, ``compare``,
+``diff`` and ``selftest``. Thin shells over :mod:`scorer` (tables: :mod:`scorer.console`);
+heavy imports happen inside the commands so ``probegate --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from probegate.cli.options import JsonOption, StoreOption
+from probegate.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from sqlalchemy.engine import Engine
+
+    from scorer.summary import RunScore
+
+TaskSetOption = typer.Option(None, "--task-set", help="Task set name or folder (default: the run's own).")
+RunsArgument = typer.Argument(..., help="Runs to compare: run ids, summary.json files or runs/<run> folders.")
+OutOption = typer.Option(Path("runs"), "--out", help="Folder that gets <RUN>/ (summary.json, scores.csv, traces/, report.html).")
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(soft_wrap=False, width=max(100, Console().width))
+
+
+def _echo_json(value: Any) -> None:
+    typer.echo(json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False))
+
+
+def open_engine(store: str | None) -> Engine:
+    """Open an existing store for reading.
+
+    Raises:
+        UsageError: an SQLite store file that does not exist.
+        StoreError: the store cannot be opened.
+    """
+    from probegate.store.engine import default_store_url, normalize_url, open_store
+
+    url = normalize_url(store or default_store_url())
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if str(path) != ":memory:" and not path.exists():
+            raise UsageError(f"no capture store at {path}: pass --store or set PROBEGATE_STORE")
+    return open_store(url)
+
+
+def _score(run: str, task_set: str | None, store: str | None) -> RunScore:
+    from scorer.api import score_run
+
+    engine = open_engine(store)
+    try:
+        return score_run(engine, run, task_set)
+    finally:
+        engine.dispose()
+
+
+def score(
+    run: str = typer.Argument(..., help="Run id."),
+    task_set: str | None = TaskSetOption,
+    out: Path = OutOption,
+    store: str | None = StoreOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Rescore a stored run from its captures and write OUT/RUN/."""
+    from scorer.console import headline_lines, run_table
+    from scorer.outputs import write_outputs
+
+    result = _score(run, task_set, store)
+    paths = write_outputs(result, out / run)
+    summary = result.summary()
+    if as_json:
+        _echo_json(summary)
+        return
+    console = _console()
+    for line in headline_lines(summary):
+        console.print(line)
+    console.print(run_table(summary))
+    for name, path in paths.items():
+        console.print(f"{name}: {path}")
+
+
+def report(
+    run: str = typer.Argument(..., help="Run id."),
+    task_set: str | None = TaskSetOption,
+    out: Path = OutOption,
+    store: str | None = StoreOption,
+) -> None:
+    """Score RUN, write its outputs and print the path of report.html."""
+    from scorer.outputs import write_outputs
+
+    paths = write_outputs(_score(run, task_set, store), out / run)
+    typer.echo(str(paths["report"]))
+
+
+def trace(
+    run: str = typer.Argument(..., help="Run id."),
+    task: str = typer.Argument(..., help="Task id."),
+    attempt: int = typer.Option(0, "--attempt", help="Attempt number."),
+    task_set: str | None = TaskSetOption,
+    store: str | None = StoreOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Print one trajectory rebuilt from the store (steps, parsed actions, probe results)."""
+    from scorer.api import reconstruct
+    from scorer.console import trace_footer, trace_table
+
+    engine = open_engine(store)
+    try:
+        trajectory = reconstruct(engine, run, task, attempt, task_set)
+    finally:
+        engine.dispose()
+    if as_json:
+        _echo_json(trajectory.model_dump(mode="json"))
+        return
+    console = _console()
+    console.print(trace_table(trajectory))
+    for line in trace_footer(trajectory):
+        console.print(line, markup=False)
+
+
+def debug_parse(
+    text: str = typer.Argument(..., help="The model output to parse, or - to read stdin."),
+    tools: str = typer.Option("", "--tools", help="Comma-separated tool names the agent had."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show what every action parser extracts from TEXT, and which reading wins."""
+    from scorer.console import parse_table
+    from scorer.turns import every_parse
+
+    body = sys.stdin.read() if text == "-" else text
+    found = every_parse(body, [t.strip() for t in tools.split(",") if t.strip()])
+    if as_json:
+        typer.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    chosen = found["chosen"]
+    console = _console()
+    console.print(parse_table(chosen))
+    for key in ("answer", "thought"):
+        if chosen[key]:
+            console.print(f"{key}: {chosen[key]!r}", markup=False)
+    if chosen["notes"]:
+        console.print(f"notes: {', '.join(chosen['notes'])}", markup=False)
+    console.print("every parser: " + json.dumps(found["parsers"], ensure_ascii=False), markup=False)
+
+
+def load_summary(ref: str, task_set: str | None, store: str | None) -> dict[str, Any]:
+    """A run's summary: a ``summary.json`` file, a folder holding one, or a run in the store.
+
+    Raises:
+        UsageError: the file is not a summary, or its version is newer than this probegate.
+    """
+    from scorer.summary import SUMMARY_VERSION
+
+    path = Path(ref)
+    if path.is_dir() and (path / "summary.json").is_file():
+        path = path / "summary.json"
+    if not path.is_file():
+        return _score(ref, task_set, store).summary()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict) or "run" not in data or not isinstance(data.get("version"), int):
+        raise UsageError(f"{path} is not a probegate summary.json")
+    if data["version"] > SUMMARY_VERSION:
+        raise UsageError(f"{path} has summary version {data['version']}, newer than this probegate reads ({SUMMARY_VERSION})")
+    return data
+
+
+def compare(
+    runs: list[str] = RunsArgument,
+    task_set: str | None = TaskSetOption,
+    store: str | None = StoreOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Side-by-side metrics of several runs (same model, other harness; or other models)."""
+    from scorer.compare import compare_table
+    from scorer.console import compare_tables
+
+    if len(runs) < 2:
+        raise UsageError("compare needs at least two runs")
+    data = compare_table([load_summary(r, task_set, store) for r in runs])
+    if as_json:
+        _echo_json(data)
+        return
+    console = _console()
+    for table in compare_tables(data):
+        console.print(table)
+
+
+def diff(
+    old: str = typer.Argument(..., help="Baseline: run id, summary.json or runs/<run> folder."),
+    new: str = typer.Argument(..., help="Candidate: run id, summary.json or runs/<run> folder."),
+    task_set: str | None = TaskSetOption,
+    store: str | None = StoreOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Per-tier and per-task changes; exits 1 when a tier falls below 95 % of OLD."""
+    from scorer.compare import diff_runs
+    from scorer.console import diff_tables
+
+    result = diff_runs(load_summary(old, task_set, store), load_summary(new, task_set, store))
+    if as_json:
+        _echo_json(result.to_json())
+    else:
+        console = _console()
+        for table in diff_tables(result):
+            console.print(table)
+    if result.regressed:
+        raise typer.Exit(1)
+
+
+def selftest(
+    task_set: str = typer.Option("default", "--task-set", help="Task set name or folder."),
+    store: str | None = StoreOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Check the grader: references score 1.0, every mutation fails with the right label.
+
+    Exits 1 when one does not. Plays into a temporary store, or into --store (run
+    selftest-<id>) so the attempts can be inspected with `probegate trace`.
+    """
+    from scorer.console import selftest_table
+    from scorer.selftest import run_selftest
+
+    result = run_selftest(task_set, store)
+    if as_json:
+        _echo_json(result.to_json())
+    else:
+        data = result.to_json()
+        console = _console()
+        where = f" (run {result.run_id})" if result.run_id else ""
+        console.print(f"selftest of {data['task_set']}: {data['cases']} cases, {data['skipped']} skipped, {len(data['failures'])} failing{where}")
+        if result.failures():
+            console.print(selftest_table(result))
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the scoring commands to the CLI."""
+    app.command("score")(score)
+    app.command("report")(report)
+    app.command("trace")(trace)
+    app.command("debug-parse")(debug_parse)
+    app.command("compare")(compare)
+    app.command("diff")(diff)
+    app.command("selftest")(selftest)

@@ -1,0 +1,48 @@
+"""Final-answer checks (docs/metrics.md §5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scorer.answer import check_answer, json_subset, numbers_in
+from tasks.loader import ExpectedAnswer
+
+CASES = [
+    # expected, answer, ok
+    ({"contains": ["Shipped"]}, "The order has shipped.", True),
+    ({"contains": ["shipped", "ORD-5002"]}, "The order has shipped.", False),
+    ({"contains_any": [["delivered", "zugestellt"]]}, "Es wurde zugestellt.", True),
+    ({"contains_any": [["a1"], ["b2"]]}, "a1 only", False),
+    ({"not_contains": ["Munich"]}, "Berlin is cloudy", True),
+    ({"not_contains": ["munich"]}, "Not Munich", False),
+    ({"regex": r"TCK-\d{4}"}, "created tck-3008", True),
+    ({"regex": r"TCK-\d{4}"}, "created a ticket", False),
+    ({"number": {"value": 1234.5, "tolerance": 0.1}}, "Total: 1,234.5 EUR", True),
+    ({"number": {"value": 5, "tolerance": 0.5}}, "It is 6 degrees", False),
+    ({"number": {"value": -3}}, "low of -3 C", True),
+    ({"json": {"status": "Shipped"}}, 'Result: {"status": "shipped", "id": 2}', True),
+    ({"json": {"status": "shipped"}}, "Result: status shipped", False),
+]
+
+
+@pytest.mark.parametrize(("expected", "answer", "ok"), CASES)
+def test_answer_checks(expected: dict, answer: str, ok: bool) -> None:
+    checks = check_answer(answer, ExpectedAnswer.model_validate(expected))
+    assert all(c.ok for c in checks) is ok, [c.to_json() for c in checks]
+
+
+def test_no_answer_fails_and_no_expectation_needs_any_answer() -> None:
+    assert [c.ok for c in check_answer(None, None)] == [False]
+    assert [c.ok for c in check_answer("  ", ExpectedAnswer(contains=["x"]))] == [False]
+    assert [c.ok for c in check_answer("ok", None)] == [True]
+
+
+def test_invalid_regex_is_a_failed_check_not_a_crash() -> None:
+    checks = check_answer("x", ExpectedAnswer.model_validate({"regex": "(unclosed"}))
+    assert not checks[0].ok and "invalid pattern" in checks[0].evidence
+
+
+def test_numbers_and_json_subset() -> None:
+    assert numbers_in("3 items at 1,299.00 and .5") == [3.0, 1299.0, 0.5]
+    assert json_subset({"a": {"b": 1}}, {"a": {"b": 1.0, "c": 2}})
+    assert not json_subset({"a": True}, {"a": 1})

@@ -1,0 +1,197 @@
+"""Failure attribution (docs/metrics.md §9): every rule fires on its own evidence and names
+its step. Attempts are played through the real probes or built from wire rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from scorer.attribution import LABELS, offending_field
+from scorer.rebuild import build_trajectory
+from scorer.rows import AttemptRows, RunInfo
+from scorer.score import task_scorer
+from scorer.trajectory import Trajectory
+from tasks.loader import Task
+from tests.scorer.rowkit import AttemptBuilder, completion, play
+
+score = task_scorer()
+FIND = ("find_contact", {"query": "Jonas Becker"})
+SEND = ("send_email", {"to": "jonas.becker@globex.example", "subject": "ORD-5002 shipped", "body": "Order ORD-5002 has shipped."})
+BERLIN = ("get_weather", {"city": "Berlin"})
+
+
+def wire(task: Task, build: Callable[[AttemptBuilder], None], run: RunInfo | None = None) -> Trajectory:
+    """An attempt made only of exchanges (no probe call ran)."""
+    b = AttemptBuilder(task=task.id)
+    build(b)
+    rows = AttemptRows(b.run, task.id, 0, exchanges=tuple(b.rows))
+    return build_trajectory(rows, run or RunInfo(b.run), tools=task.tools, max_steps=task.max_steps)
+
+
+USER = [{"role": "user", "content": "What is the weather in Berlin?"}]
+
+
+def _rejected(b: AttemptBuilder) -> None:
+    body = {"error": {"message": "[{'type': 'string_type', 'loc': ('body', 'messages', 2, 'content'), 'msg': 'Input should be a valid string'}]"}}
+    b.exchange(USER, None, status=500, response_body=body)
+
+
+def _server_down(b: AttemptBuilder) -> None:
+    b.exchange(USER, None, status=503, response_body={"error": "loading model"})
+
+
+def _too_long(b: AttemptBuilder) -> None:
+    b.exchange(USER, None, status=400, response_body={"error": {"message": "This model's maximum context length is 4096 tokens"}})
+
+
+def _finish_length(b: AttemptBuilder) -> None:
+    b.exchange(USER, completion("It is clou", finish="length"))
+
+
+def _context_full(b: AttemptBuilder) -> None:
+    b.exchange(USER, completion("It is cloudy"), prompt_tokens=2040, completion_tokens=10, request_extra={"options": {"num_ctx": 2048}})
+
+
+def _dropped(b: AttemptBuilder) -> None:
+    b.exchange([{"role": "system", "content": "Always answer in French."}, *USER], completion("Let me check the weather service now."))
+    b.exchange([{"role": "assistant", "content": "Let me check the weather service now."}, {"role": "user", "content": "continue"}], completion("cloudy"))
+
+
+def _unparseable(b: AttemptBuilder) -> None:
+    b.exchange(USER, completion(None, [{"id": "a", "name": "get_weather", "arguments": None, "raw": '{"city": "Ber'}]))
+
+
+def _in_content(b: AttemptBuilder) -> None:
+    b.exchange(USER, completion('<tool_call>{"name": "get_weather", "arguments": {"city": "Berlin"}}</tool_call>'))
+
+
+def _repaired_not_run(b: AttemptBuilder) -> None:
+    b.exchange(USER, completion(None, [{"id": "a", "name": "get_weather", "arguments": {"city": "Berlin"}, "raw": "{'city': 'Berlin'}", "repaired": True}]))
+
+
+def _other_protocol(b: AttemptBuilder) -> None:
+    react = 'Action: get_weather\nAction Input: {"city": "Berlin"}'
+    b.tools = None
+    b.exchange(USER, completion(react))
+    b.exchange([*USER, {"role": "assistant", "content": react}, {"role": "user", "content": "Reply with a python code block."}], completion("It is cloudy."))
+
+
+WIRE_CASES = [
+    # rule, builder, step, evidence fragment
+    ("interop.upstream_rejected", _rejected, None, "messages.2.content"),
+    ("interop.upstream_error", _server_down, None, "HTTP 503"),
+    ("context_truncation.upstream_rejected", _too_long, None, "maximum context length"),
+    ("context_truncation.finish_length", _finish_length, 0, "finish_reason: length"),
+    ("context_truncation.context_full", _context_full, 0, "2050 tokens used of a 2048"),
+    ("context_truncation.instruction_dropped", _dropped, 1, "Always answer in French"),
+    ("format_mismatch.unparseable", _unparseable, 0, "arguments_unparseable"),
+    ("format_mismatch.call_in_content", _in_content, 0, "written as text"),
+    ("format_mismatch.not_executed", _repaired_not_run, 0, "python_literal"),
+    ("format_mismatch.not_executed", _other_protocol, 0, "written as react and the agent went on"),
+]
+
+
+@pytest.mark.parametrize(("rule", "build", "step", "evidence"), WIRE_CASES, ids=[c[0] for c in WIRE_CASES])
+def test_wire_rules(task_by_id: dict[str, Task], rule: str, build: Callable[[AttemptBuilder], None], step: int | None, evidence: str) -> None:
+    task = task_by_id["weather-berlin"]
+    s = score(wire(task, build), task)
+    hits = [a for a in s.attributions if a.rule == rule]
+    assert hits, [a.rule for a in s.attributions]
+    assert hits[0].step_id == step
+    assert evidence in hits[0].evidence
+    assert hits[0].label == rule.split(".")[0]
+
+
+CALL_CASES: list[tuple[str, str, list[tuple[str, dict[str, Any]]], str | None, int | None, str]] = [
+    # rule, task, calls, answer, step of the attribution, evidence fragment
+    ("fake_completion.claimed_side_effect", "email-jonas", [FIND], "I have sent the email to Jonas.", 1, "send_email never ran"),
+    ("fake_completion.claimed_side_effect", "weather-berlin", [], "Email sent!", 0, "no call ran"),
+    ("fake_completion.unsupported_answer", "weather-berlin", [], "It is cloudy.", 0, "no expected action ran"),
+    ("retry_loop.repeat_ok", "weather-berlin", [BERLIN, BERLIN], "cloudy", 1, "2 times in a row"),
+    ("retry_loop.repeat_failure", "weather-berlin", [("get_weather", {"city": "Atlantis"})] * 3, "no idea", 2, "3 times in a row"),
+    ("retry_loop.duplicate_call", "email-jonas", [FIND, SEND, FIND], "Sent.", 2, "repeats call 0"),
+    ("intent_miss.no_expected_tool", "weather-berlin", [("get_time", {"city": "Berlin"})], "It is 09:30.", 0, "the task needs get_weather"),
+    ("intent_miss.wrong_tool", "weather-berlin", [("get_forecast", {"city": "Berlin"})], "cloudy", 0, "called get_forecast where get_weather was needed"),
+    ("intent_miss.extra_call", "weather-berlin", [BERLIN, ("get_time", {"city": "Berlin"})], "cloudy", 1, "get_time"),
+    ("intent_miss.answer_mismatch", "weather-berlin", [BERLIN], "It is sunny.", 1, "missing 'cloudy'"),
+    ("param_error.wrong_args", "email-jonas", [FIND, ("send_email", {**SEND[1], "to": "jonas.becker@brightline.example"})], "ok", 1, "to different"),
+    ("param_error.wrong_args", "email-jonas", [FIND, ("send_email", {"to": "jonas.becker@globex.example"})], "ok", 1, "blocked by the probe (missing: ['subject', 'body']"),
+    ("param_error.trap_value", "email-jonas", [FIND, ("send_email", {**SEND[1], "to": "jonas.becker@brightline.example"})], "ok", 1, "trap value"),
+    ("param_error.trap_value", "weather-berlin", [BERLIN], "Munich has snow.", 1, "answer carries the trap value"),
+    ("premature_finish.no_action", "weather-berlin", [], "I cannot help.", 0, "without a single tool call"),
+    ("premature_finish.stopped_early", "email-jonas", [FIND], "Here is his address.", 1, "still missing: send_email"),
+    ("premature_finish.no_answer", "weather-berlin", [BERLIN], "", 1, "no final answer"),
+]
+
+
+@pytest.mark.parametrize(("rule", "task_id", "calls", "answer", "step", "evidence"), CALL_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CALL_CASES)])
+def test_call_rules(task_by_id: dict[str, Task], rule: str, task_id: str, calls: list, answer: str | None, step: int | None, evidence: str) -> None:
+    task = task_by_id[task_id]
+    s = score(play(task, calls, answer), task)
+    assert not s.passed
+    hits = [a for a in s.attributions if a.rule == rule]
+    assert hits, [(a.rule, a.evidence) for a in s.attributions]
+    assert hits[0].step_id == step
+    assert evidence in hits[0].evidence, hits[0].evidence
+
+
+def test_max_steps_is_a_retry_loop_and_not_premature(task_by_id: dict[str, Task]) -> None:
+    task = task_by_id["email-jonas"]
+    t = play(task, [FIND] + [("find_contact", {"query": f"Jonas {i}"}) for i in range(5)], None)
+    s = score(t, task)
+    rules = [a.rule for a in s.attributions]
+    assert t.max_steps_hit and "retry_loop.max_steps" in rules
+    assert not any(r.startswith("premature_finish") for r in rules)
+
+
+def test_labels_come_in_precedence_order_and_passing_attempts_get_none(task_by_id: dict[str, Task]) -> None:
+    task = task_by_id["email-jonas"]
+    s = score(play(task, [FIND], "I have sent the email."), task)
+    order = [LABELS.index(a.label) for a in s.attributions]
+    assert order == sorted(order) and s.labels[0] == "fake_completion"
+    assert score(play(task, [FIND, SEND], "Sent."), task).attributions == ()
+
+
+STAGES = [
+    ("nothing matched", [], "first_action"),
+    ("some matched", [FIND], "mid_chain"),
+    ("all matched but an extra call", [FIND, SEND, ("list_inbox", {})], "mid_chain"),
+]
+
+
+@pytest.mark.parametrize(("rule", "calls", "stage"), STAGES, ids=[c[0] for c in STAGES])
+def test_stage(task_by_id: dict[str, Task], rule: str, calls: list, stage: str) -> None:
+    task = task_by_id["email-jonas"]
+    assert score(play(task, calls, "done"), task).stage == stage, rule
+
+
+def test_interop_attempts_are_flagged_for_exclusion(task_by_id: dict[str, Task]) -> None:
+    task = task_by_id["weather-berlin"]
+    s = score(wire(task, _rejected), task)
+    assert s.interop and s.labels[0] == "interop"
+    got_past_it = score(wire(task, lambda b: (_server_down(b), b.exchange(USER, completion("cloudy")))), task)
+    assert not got_past_it.interop and got_past_it.labels == ["fake_completion", "premature_finish"]
+
+
+LLAMA_CPP_500 = (
+    "7 validation errors:\n  {'type': 'literal_error', 'loc': ('messages', 1, 'ChatCompletionRequestSystemMessage', 'role'), "
+    "'msg': \"Input should be 'system'\", 'input': 'assistant'}\n  {'type': 'string_type', 'loc': ('messages', 1, "
+    "'ChatCompletionRequestAssistantMessage', 'content'), 'msg': 'Input should be a valid string', 'input': None}"
+)
+FIELDS = [
+    (LLAMA_CPP_500, "messages.1.content"),
+    (json.dumps({"detail": [{"type": "string_type", "loc": ["body", "messages", 2, "typed-dict", "content"], "msg": "x"}]}), "messages.2.content"),
+    ("[{'type': 'string_type', 'loc': ('body', 'messages', 2, 'content'), 'msg': 'Input should be a valid string'}]", "messages.2.content"),
+    (json.dumps({"detail": [{"loc": ["body", "tools", 0, "function"], "msg": "field required"}]}), "tools.0.function"),
+    ("messages[3].tool_calls[0].id: field required", "messages.3.tool_calls.0.id"),
+    ("validation failed for field 'temperature'", "temperature"),
+    ("internal error", None),
+]
+
+
+@pytest.mark.parametrize(("message", "field"), FIELDS)
+def test_offending_field(message: str, field: str | None) -> None:
+    assert offending_field(message) == field

@@ -1,0 +1,57 @@
+"""compare and diff over summaries (docs/metrics.md §11)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scorer.compare import compare_table, diff_runs, lookup, tier_regressed
+
+
+def summary(run: str, tiers: dict[str, float], tasks: dict[str, tuple[str, float]], k: int = 1) -> dict:
+    return {
+        "version": 1,
+        "run": {"id": run, "model": "m", "harness": "fc", "task_set": "default"},
+        "headline": {"reach": 0.5},
+        "overall": {"accuracy": 0.7, "misuse": {"extra": 2}, "by_dimension": {"tool": 1.0}},
+        "tiers": {t: {"reach": r} for t, r in tiers.items()},
+        "repeats": {"k": k, "pass_hat_k": {"1": 0.5, "2": 0.25}},
+        "tasks": {t: {"tier": tier, "pass_rate": p, "score_mean": p} for t, (tier, p) in tasks.items()},
+    }
+
+
+REGRESSION = [
+    ("equal", 0.8, 0.8, False),
+    ("within 5 %", 0.8, 0.761, False),
+    ("exactly 95 %", 0.8, 0.76, False),
+    ("below 95 %", 0.8, 0.759, True),
+    ("tier gone counts as 0", 0.8, None, True),
+    ("new tier", None, 0.5, False),
+    ("old zero", 0.0, 0.0, False),
+]
+
+
+@pytest.mark.parametrize(("rule", "old", "new", "regressed"), REGRESSION, ids=[c[0] for c in REGRESSION])
+def test_tier_regression_threshold(rule: str, old: float | None, new: float | None, regressed: bool) -> None:
+    assert tier_regressed(old, new) is regressed, rule
+
+
+def test_diff_per_tier_and_task() -> None:
+    old = summary("a", {"P0": 1.0, "P1": 0.5}, {"t0": ("P0", 1.0), "t1": ("P1", 0.5), "t2": ("P1", 0.0), "gone": ("P1", 1.0)})
+    new = summary("b", {"P0": 0.9, "P1": 0.6}, {"t0": ("P0", 0.5), "t1": ("P1", 1.0), "t2": ("P1", 0.0), "fresh": ("P2", 1.0)})
+    d = diff_runs(old, new)
+    assert [(t.tier, t.regressed) for t in d.tiers] == [("P0", True), ("P1", False)]
+    assert d.regressed
+    assert {t.task: t.status for t in d.tasks} == {"t0": "broken", "t1": "fixed", "t2": "same", "gone": "gone", "fresh": "new"}
+    assert d.to_json()["regressed"] is True
+    assert not diff_runs(old, old).regressed
+
+
+def test_compare_table_rows_and_tasks() -> None:
+    table = compare_table([summary("a", {"P0": 1.0}, {"t0": ("P0", 1.0)}, k=2), summary("b", {"P1": 0.5}, {"t1": ("P1", 0.0)})])
+    assert [r["id"] for r in table["runs"]] == ["a", "b"]
+    rows = {r["metric"]: r["values"] for r in table["rows"]}
+    assert rows["reach P0"] == [1.0, None] and rows["reach P1"] == [None, 0.5]
+    assert rows["pass^k"] == [0.25, 0.5]
+    assert rows["extra calls"] == [2, 2]
+    assert [(t["task"], t["pass_rates"]) for t in table["tasks"]] == [("t0", [1.0, None]), ("t1", [None, 0.0])]
+    assert lookup({"a": {"b": 1}}, ("a", "c")) is None

@@ -1,0 +1,106 @@
+"""The scoring commands as users run them (score, report, trace, debug-parse, compare, diff, selftest)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from probegate.cli import app
+from probegate.store import open_store
+from probegate.store.models import Run
+from tests.scorer.rowkit import TASKS_DIR, AttemptBuilder, write
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    """A store with run 'good' (weather-berlin passes) and run 'bad' (it fails)."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = open_store(url)
+    for run, calls in (("good", [("get_weather", {"city": "Berlin"}, {"condition": "cloudy"})]), ("bad", [])):
+        b = AttemptBuilder(run=run, task="weather-berlin")
+        b.fc_chain("Weather in Berlin?", calls, "It is cloudy.")
+        params = {"feedback": "actionable" if run == "good" else "plain", "outcomes": {}}
+        write(engine, *b.rows, run=Run(id=run, task_set=str(TASKS_DIR), harness="fc", model="m", params=params))
+    engine.dispose()
+    return url
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def test_score_writes_the_run_folder(store: str, tmp_path: Path) -> None:
+    code, out = invoke("score", "good", "--store", store, "--out", str(tmp_path / "runs"))
+    assert code == 0, out
+    assert "reach 100.0 %" in out
+    folder = tmp_path / "runs" / "good"
+    assert {p.name for p in folder.iterdir()} == {"summary.json", "scores.csv", "traces", "report.html"}
+    code, out = invoke("score", "good", "--store", store, "--out", str(tmp_path / "runs"), "--json")
+    assert code == 0 and json.loads(out)["headline"]["reach"] == 1.0
+
+
+def test_report_prints_the_path(store: str, tmp_path: Path) -> None:
+    code, out = invoke("report", "bad", "--store", store, "--out", str(tmp_path / "runs"))
+    assert code == 0 and out.strip() == str(tmp_path / "runs" / "bad" / "report.html")
+
+
+def test_trace_table_and_json(store: str) -> None:
+    code, out = invoke("trace", "good", "weather-berlin", "--store", store)
+    assert code == 0 and "get_weather" in out and "final answer: 'It is cloudy.'" in out
+    code, out = invoke("trace", "good", "weather-berlin", "--attempt", "0", "--store", store, "--json")
+    assert code == 0 and json.loads(out)["steps"][0]["tool_name"] == "get_weather"
+
+
+def test_debug_parse_text_and_stdin() -> None:
+    code, out = invoke("debug-parse", 'Action: get_weather\nAction Input: {"city": "Oslo"}', "--json")
+    assert code == 0 and json.loads(out)["chosen"]["calls"][0]["arguments"] == {"city": "Oslo"}
+    result = runner.invoke(app, ["debug-parse", "-", "--tools", "get_weather"], input='get_weather(city="Rome")')
+    assert result.exit_code == 0 and "python" in result.output and "Rome" in result.output
+
+
+def test_compare_runs_and_summary_files(store: str, tmp_path: Path) -> None:
+    invoke("score", "good", "--store", store, "--out", str(tmp_path / "runs"))
+    code, out = invoke("compare", str(tmp_path / "runs" / "good"), "bad", "--store", store, "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert [(r["id"], r["settings"]) for r in data["runs"]] == [("good", {"feedback": "actionable"}), ("bad", {"feedback": "plain"})]
+    assert next(r for r in data["rows"] if r["metric"] == "reach P0")["values"] == [1.0, 0.0]
+    code, out = invoke("compare", "good", "bad", "--store", store)
+    assert code == 0 and "reach P0" in out and "weather-berlin" in out and "plain" in out
+
+
+def test_diff_gates_on_a_tier_regression(store: str) -> None:
+    code, out = invoke("diff", "good", "bad", "--store", store)
+    assert code == 1 and "REGRESSED" in out
+    code, out = invoke("diff", "bad", "good", "--store", store, "--json")
+    assert code == 0 and json.loads(out)["tasks"][0]["status"] == "fixed"
+
+
+def test_selftest_command(tmp_path: Path) -> None:
+    code, out = invoke("selftest", "--task-set", str(TASKS_DIR))
+    assert code == 0 and "0 failing" in out
+    code, out = invoke("selftest", "--task-set", str(TASKS_DIR), "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+
+
+def test_user_mistakes_are_one_line_and_exit_2(store: str, tmp_path: Path) -> None:
+    cases = [
+        ["score", "nope", "--store", store],
+        ["trace", "good", "zz", "--store", store],
+        ["score", "good", "--store", str(tmp_path / "missing.db")],
+        ["compare", "good", "--store", store],
+        ["diff", str(tmp_path / "store.db"), "good", "--store", store],
+    ]
+    for args in cases:
+        proc = subprocess.run([sys.executable, "-m", "probegate", *args], check=False, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert proc.returncode == 2, (args, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (args, proc.stderr)
