@@ -22,7 +22,7 @@ from gateway.attribution import ADHOC_RUN, ADHOC_TASK, Target, parse_path
 from gateway.compat import apply_rules, parse_rules
 from gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
 from gateway.headers import header
-from gateway.redact import make_redactor
+from probegate.redact import make_redactor
 from gateway.replay import ReplaySettings, ReplayTransport, load_index
 from gateway.upstream import Transport, make_transport
 from probegate.errors import UsageError

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from gateway.headers import RawHeaders, header, to_stored
-from gateway.redact import Redactor, make_redactor
+from probegate.redact import Redactor, make_redactor
 from probegate.store.models import Exchange
 from probegate.wire.decode import decode_body
 from probegate.wire.reassemble import reassemble

@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "probegate.cli.probes",
     "probegate.cli.run",
     "probegate.cli.scoring",
+    "probegate.cli.portable",
 ]
 
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from sqlmodel import Session, select
 
-from gateway.redact import MARK, make_redactor
+from probegate.redact import MARK, make_redactor
 from probegate.errors import UsageError
 from probegate.store import Exchange
 from probegate.testing import Reply, chat_completion
