@@ -35,7 +35,7 @@ COMPARE_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model calls / attempt", ("cost", "mean", "model_calls")),
     ("tokens in / attempt", ("cost", "mean", "prompt_tokens")),
     ("tokens out / attempt", ("cost", "mean", "completion_tokens")),
-    ("model latency ms / attempt", ("cost", "mean", "latency_ms")),
+    ("model latency ms / attempt", ("timing", "latency_ms", "mean")),
     ("interop failures", ("interop", "attempts")),
 )
 PERCENT_ROWS = {"reach", "path depth", "tool-call accuracy", "misuse rate", "pass^k", "reach spread"}

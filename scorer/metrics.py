@@ -129,13 +129,21 @@ def repeat_metrics(results: Sequence[AttemptResult]) -> dict[str, Any]:
 
 
 def cost(results: Sequence[AttemptResult]) -> dict[str, float | None]:
-    """Mean model calls, tokens and model latency (ms) per attempt."""
+    """Mean model calls and tokens per attempt (what the agent spent; deterministic)."""
     return {
         "model_calls": mean(r.trajectory.usage.model_calls for r in results),
         "prompt_tokens": mean(r.trajectory.usage.prompt_tokens for r in results),
         "completion_tokens": mean(r.trajectory.usage.completion_tokens for r in results),
-        "latency_ms": mean(r.trajectory.usage.latency_ms for r in results),
     }
+
+
+def latency(results: Sequence[AttemptResult]) -> float | None:
+    """Mean model latency (ms, summed over an attempt's exchanges) per attempt.
+
+    Kept out of ``summary.json``: it is measured time, so a replay or a rerun of the
+    same trajectories gives other values; ``timing.json`` holds it.
+    """
+    return mean(r.trajectory.usage.latency_ms for r in results)
 
 
 def count(items: Iterable[str]) -> dict[str, int]:

@@ -119,8 +119,10 @@ def write_outputs(run_score: RunScore, out_dir: Path) -> dict[str, Path]:
     traces = out_dir / "traces"
     traces.mkdir(exist_ok=True)
     summary = run_score.summary()
-    paths = {"summary": out_dir / "summary.json", "scores": out_dir / "scores.csv", "traces": traces, "report": out_dir / "report.html"}
+    paths = {"summary": out_dir / "summary.json", "scores": out_dir / "scores.csv", "traces": traces,
+             "report": out_dir / "report.html", "timing": out_dir / "timing.json"}
     paths["summary"].write_text(dump_json(summary), encoding="utf-8")
+    paths["timing"].write_text(dump_json(run_score.timing()), encoding="utf-8")
     paths["scores"].write_text(scores_csv(run_score), encoding="utf-8")
     written = set()
     for result in run_score.results:

@@ -22,7 +22,10 @@ Shape (``version`` 1)::
 where GROUP = {"attempts", "passed", "reach", "score_mean", "accuracy", "misuse_rate",
 "misuse": {"wrong_tool", "wrong_args", "extra", "missing"}, "recoveries", "loops",
 "max_steps_hit", "path_depth", "by_dimension": {dim: rate | null}, "cost": COST} and COST =
-{"model_calls", "prompt_tokens", "completion_tokens", "latency_ms"}.
+{"model_calls", "prompt_tokens", "completion_tokens"}.
+
+Measured time (model latency) is not part of the summary, so replaying a run gives
+the same bytes; :func:`timing` gives it for ``timing.json``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from scorer.metrics import (
     AttemptResult,
     cost,
     count,
+    latency,
     group_metrics,
     mean,
     pass_hat_k,
@@ -74,6 +78,10 @@ class RunScore:
     def summary(self) -> dict[str, Any]:
         """The summary dict (see the module docstring)."""
         return summarize(self)
+
+    def timing(self) -> dict[str, Any]:
+        """Measured model latency (ms per attempt): overall and per task."""
+        return timing(self)
 
     def result(self, task_id: str, attempt: int = 0) -> AttemptResult:
         """One attempt's result.
@@ -150,6 +158,23 @@ def _interop(results: tuple[AttemptResult, ...]) -> dict[str, Any]:
 def _field(evidence: str) -> str | None:
     found = re.search(r"at field (\S+):", evidence)
     return found.group(1) if found else offending_field(evidence)
+
+
+def timing(run_score: RunScore) -> dict[str, Any]:
+    """``{"version", "run", "latency_ms": {"mean", "per_task": {task: ms}}}`` (rounded)."""
+    by_task: dict[str, list[AttemptResult]] = {}
+    for result in run_score.results:
+        by_task.setdefault(result.trajectory.task_id, []).append(result)
+    return stable(
+        {
+            "version": SUMMARY_VERSION,
+            "run": run_score.run.id,
+            "latency_ms": {
+                "mean": latency(run_score.results),
+                "per_task": {t: latency(v) for t, v in sorted(by_task.items())},
+            },
+        }
+    )
 
 
 def summarize(run_score: RunScore) -> dict[str, Any]:

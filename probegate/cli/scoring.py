@@ -164,7 +164,8 @@ def load_summary(ref: str, task_set: str | None, store: str | None) -> dict[str,
     if path.is_dir() and (path / "summary.json").is_file():
         path = path / "summary.json"
     if not path.is_file():
-        return _score(ref, task_set, store).summary()
+        scored = _score(ref, task_set, store)
+        return {**scored.summary(), "timing": scored.timing()}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -173,6 +174,12 @@ def load_summary(ref: str, task_set: str | None, store: str | None) -> dict[str,
         raise UsageError(f"{path} is not a probegate summary.json")
     if data["version"] > SUMMARY_VERSION:
         raise UsageError(f"{path} has summary version {data['version']}, newer than this probegate reads ({SUMMARY_VERSION})")
+    timing_file = path.with_name("timing.json")
+    if timing_file.is_file():  # measured time lives beside the summary, not in it
+        try:
+            data["timing"] = json.loads(timing_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
     return data
 
 

@@ -42,7 +42,7 @@ def test_score_writes_the_run_folder(store: str, tmp_path: Path) -> None:
     assert code == 0, out
     assert "reach 100.0 %" in out
     folder = tmp_path / "runs" / "good"
-    assert {p.name for p in folder.iterdir()} == {"summary.json", "scores.csv", "traces", "report.html"}
+    assert {p.name for p in folder.iterdir()} == {"summary.json", "timing.json", "scores.csv", "traces", "report.html"}
     code, out = invoke("score", "good", "--store", store, "--out", str(tmp_path / "runs"), "--json")
     assert code == 0 and json.loads(out)["headline"]["reach"] == 1.0
 
