@@ -276,10 +276,16 @@ class _Recorder:
     report: RunReport
 
     def record(self, task: Task, outcome: AttemptOutcome, *, judge: bool = True) -> None:
+        # stored before judging: an answer given off the wire (code, cmd:) is part of
+        # what the scorer reads
+        self._store(outcome)
         if judge:
             self.gateway.drain()
             outcome = replace(outcome, passed=self.judge.passed(task, outcome.attempt))
-        self.params["outcomes"][outcome.key] = outcome.to_json()
-        update_run(self.engine, self.run_id, params={**self.params, "outcomes": dict(self.params["outcomes"])})
+            self._store(outcome)
         self.report.outcomes.append(outcome)
         self.events.attempt_finished(outcome)
+
+    def _store(self, outcome: AttemptOutcome) -> None:
+        self.params["outcomes"][outcome.key] = outcome.to_json()
+        update_run(self.engine, self.run_id, params={**self.params, "outcomes": dict(self.params["outcomes"])})
