@@ -122,6 +122,12 @@ def _read_only_tools() -> set[str]:
     return {name for name, tool in CATALOG.items() if tool.side_effect is None and not tool.blocking}
 
 
+def _scripted_subagent(request: Any) -> str:
+    """The self-test's sub-agent: it accepts every delegated sub-task and reports back,
+    so a reference ``delegate`` call succeeds (a failed delegation must not pass)."""
+    return f"Done: {getattr(request, 'instruction', '')}"
+
+
 def _play_all(engine: Engine, run_id: str, tasks: TaskSet) -> dict[tuple[str, int], tuple[Task, Plan]]:
     from probes.service import ProbeService
 
@@ -129,7 +135,7 @@ def _play_all(engine: Engine, run_id: str, tasks: TaskSet) -> dict[tuple[str, in
     writer = CaptureWriter(engine).start()
     planned: dict[tuple[str, int], tuple[Task, Plan]] = {}
     try:
-        agent = ScriptedAgent(ProbeService(writer), writer)
+        agent = ScriptedAgent(ProbeService(writer, subagent=_scripted_subagent), writer)
         agent.start_run(run_id, tasks.path, harness="selftest", model="reference")
         for task in tasks.tasks:
             for attempt, plan in enumerate(plans_for(task, read_only)):

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import jsonschema
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probegate.errors import TaskSetError
 
@@ -124,7 +124,9 @@ class Trap(_Frozen):
             ask for or leave out, never invent), ``tool_error`` (the first reasonable
             call fails), ``long_output`` (a long observation that pushes the context).
         note: what the trap is, for humans and reports.
-        value: the trap value, when there is one (checked by scorer rules).
+        value: the trap value, when there is one (checked by scorer rules); for
+            ``tool_error``, the failing first call as ``{tool, args}`` unless an
+            injected fault makes an expected call fail (docs/tasks.md, "Recovery tasks").
     """
 
     kind: Literal["distractor", "irrelevant_tool", "missing_param", "tool_error", "long_output"]
@@ -262,7 +264,8 @@ _TRAP_CALL = "the failing call as {tool, args}"
 
 def _lint_call(field: str, tool: str, args: Any, offered: list[str]) -> list[Problem]:
     """A call a task names (expected action or trap): known, offered tool; known, valid arguments."""
-    from probes.catalog import CATALOG  # the probes package pulls in the store models: import on use
+    # the probes package pulls in the store models: import it on use, not with the loader
+    from probes.catalog import CATALOG
     from probes.validate import validate_args
 
     if tool not in CATALOG:
@@ -282,16 +285,18 @@ def _lint_call(field: str, tool: str, args: Any, offered: list[str]) -> list[Pro
 
 def _lint_world(task: Task) -> tuple[list[Problem], list[dict[str, Any]]]:
     """Problems of ``world`` / ``world_patch``, and the faults the patched world holds."""
-    from probes.worlds import load_world
+    from probes.worlds import WorldError, load_world
 
     try:
         load_world(task.world)
-    except (ValueError, TypeError) as exc:  # WorldError is a ValueError
+    except WorldError as exc:
         return [("world", str(exc))], []
     try:
         state = load_world(task.world, task.world_patch)
-    except (ValueError, TypeError, AttributeError) as exc:
+    except WorldError as exc:
         return [("world_patch", str(exc))], []
+    except (TypeError, AttributeError) as exc:  # a patch whose shape does not fit the world's
+        return [("world_patch", f"cannot be merged into world {task.world!r}: {exc}")], []
     faults = [f for f in state.get("faults", []) if isinstance(f, dict)]
     problems = [
         (f"world_patch.faults.{i}.tool", f"the fault names {f.get('tool')!r}, which is not offered in tools")
@@ -313,6 +318,12 @@ def _lint_trap(task: Task, faults: list[dict[str, Any]]) -> list[Problem]:
     if not isinstance(value, dict) or "tool" not in value or set(value) - {"tool", "args"}:
         return [("trap.value", f"a tool_error trap's value must be {_TRAP_CALL}")]
     return _lint_call("trap.value", str(value["tool"]), value.get("args", {}), task.tools)
+
+
+def _verify_problem(index: int, name: str, line: str) -> Problem:
+    """``validate_check``'s ``"field: reason"`` as a problem of ``verify.<index>[.<field>]``."""
+    field, _, reason = line.partition(": ")
+    return (f"verify.{index}" if field == name else f"verify.{index}.{field}", reason)
 
 
 def lint_task(task: Task) -> list[Problem]:
@@ -343,7 +354,7 @@ def lint_task(task: Task) -> list[Problem]:
     for i, action in enumerate(task.expected_actions):
         problems += _lint_call(f"expected_actions.{i}", action.tool, action.args, task.tools)
     for i, check in enumerate(task.verify):
-        problems += [(f"verify.{i}", line) for line in validate_check({**check.params(), "check": check.check})]
+        problems += [_verify_problem(i, check.check, line) for line in validate_check({**check.params(), "check": check.check})]
     world_problems, faults = _lint_world(task)
     problems += world_problems + _lint_trap(task, faults)
     if task.expected_answer is not None and task.expected_answer.regex is not None:
@@ -371,7 +382,7 @@ def load_task_file(path: Path) -> tuple[Task | None, list[str]]:
         return None, problems
     try:
         task = Task.model_validate(data)
-    except Exception as exc:  # pydantic.ValidationError: the schema and model disagree
+    except ValidationError as exc:  # the schema and the model disagree
         return None, [f"{path.name}: (model): {exc}".replace("\n", " ")]
     problems = [f"{path.name}: {field}: {reason}".replace("\n", " ") for field, reason in lint_task(task)]
     return (None if problems else task), problems
