@@ -75,6 +75,10 @@ def complete(
     """
     if deadline.expired():
         raise ModelCallError("the attempt ran out of time", timed_out=True)
+    if options.get("tools") and "tool_choice" not in options:
+        # "auto" is OpenAI's default, said out loud: llama-cpp-python's
+        # chatml-function-calling leaves the tools out of the prompt without it
+        options["tool_choice"] = "auto"
     with _mapped_errors():
         response = client.with_options(timeout=deadline.remaining()).chat.completions.create(
             model=ctx.model, messages=messages, temperature=ctx.temperature, **options  # type: ignore[arg-type]

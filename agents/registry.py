@@ -25,6 +25,38 @@ HARNESSES = {
 CMD_PREFIX = "cmd:"
 
 
+#: What ``--harness all`` runs: every built-in style.
+ALL = "all"
+
+
+def expand_harnesses(spec: str) -> tuple[list[str], list[str]]:
+    """``--harness`` value -> harness names to run, and notes on what was left out.
+
+    ``all`` is every built-in style whose dependencies are installed (a framework
+    style without its extra is left out with a note); ``fc,react`` is a list; a
+    ``cmd:`` value is one harness even when its command holds commas.
+
+    Raises:
+        UsageError: an empty value.
+    """
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("--harness needs a value: fc, react, plan, code, langchain, crewai, all, or cmd:\"COMMAND\"")
+    if spec.startswith(CMD_PREFIX):
+        return [spec], []
+    if spec != ALL:
+        return [name.strip() for name in spec.split(",") if name.strip()], []
+    names, notes = [], []
+    for name in HARNESSES:
+        try:
+            get_harness(name)
+        except UsageError as exc:
+            notes.append(f"{name} left out: {exc}")
+            continue
+        names.append(name)
+    return names, notes
+
+
 def harness_names() -> list[str]:
     """Every name :func:`get_harness` accepts (``cmd:`` stands for any command)."""
     return [*HARNESSES, 'cmd:"COMMAND"']

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -175,6 +175,32 @@ def model_upstream(config: RunConfig) -> Iterator[tuple[str | None, str]]:
         return
     with embedded_endpoint(config.model, config.model_path) as endpoint:
         yield endpoint.url, endpoint.model
+
+
+def execute_many(
+    config: RunConfig, harnesses: list[str], events: Callable[[str], RunEvents] | None = None
+) -> list[RunReport]:
+    """Run the task set once per harness against one model server.
+
+    The embedded model (when no endpoint is given) is started once and shared, so
+    every style meets the same server. Run ids get the harness appended
+    (``--run-id X`` -> ``X-fc``, ``X-react``, ...).
+
+    Raises:
+        UsageError, TaskSetError: before anything starts, for any of the harnesses.
+    """
+    for name in harnesses:  # every harness and option checked before the model starts
+        prepare(replace(config, harness=name))
+    reports = []
+    with model_upstream(config) as (upstream, model):
+        for name in harnesses:
+            run_id = f"{config.run_id}-{name}" if config.run_id else None
+            one = replace(config, harness=name, model=model, run_id=run_id,
+                          model_endpoint=upstream if not config.gateway else None, model_path=None)
+            reports.append(execute(one, events(name) if events else None))
+            if reports[-1].status == "interrupted":
+                break
+    return reports
 
 
 def execute(config: RunConfig, events: RunEvents | None = None) -> RunReport:

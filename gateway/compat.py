@@ -13,6 +13,9 @@ Rules:
   rejects (``parallel_tool_calls``, ``max_completion_tokens``, ...).
 - ``max-tokens-alias``: ``max_completion_tokens`` is renamed ``max_tokens`` when the
   latter is absent.
+- ``tool-choice-auto``: a request with ``tools`` and no ``tool_choice`` gets
+  ``"tool_choice": "auto"`` (OpenAI's default, said out loud: llama-cpp-python's
+  chatml-function-calling leaves the tools out of the prompt without it).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from probegate.errors import UsageError
 
-RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias")
+RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto")
 
 
 @dataclass(frozen=True)
@@ -34,10 +37,12 @@ class CompatRules:
     args_as_string: bool = False
     drop_params: tuple[str, ...] = ()
     max_tokens_alias: bool = False
+    tool_choice_auto: bool = False
     names: tuple[str, ...] = field(default=())
 
     def __bool__(self) -> bool:
-        return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias)
+        return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias
+                    or self.tool_choice_auto)
 
 
 def parse_rules(specs: list[str] | str | None) -> CompatRules:
@@ -72,6 +77,7 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
         args_as_string=flags.get("args-as-string", False),
         drop_params=tuple(drop),
         max_tokens_alias=flags.get("max-tokens-alias", False),
+        tool_choice_auto=flags.get("tool-choice-auto", False),
         names=names,
     )
 
@@ -122,6 +128,13 @@ def _alias(body: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _tool_choice(body: dict[str, Any]) -> list[dict[str, Any]]:
+    if body.get("tools") and "tool_choice" not in body:
+        body["tool_choice"] = "auto"
+        return [{"rule": "tool-choice-auto", "path": "tool_choice", "from": None, "to": "auto"}]
+    return []
+
+
 def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, Any]]]:
     """Rewrite a JSON request body; returns ``(new body, changes)``.
 
@@ -145,6 +158,8 @@ def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, 
         changes += _drop(obj, rules.drop_params)
     if rules.max_tokens_alias:
         changes += _alias(obj)
+    if rules.tool_choice_auto:
+        changes += _tool_choice(obj)
     if not changes:
         return body, []
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(), changes

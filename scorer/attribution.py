@@ -19,6 +19,7 @@ from scorer.matching import compare_args
 from scorer.normalize import text
 from scorer.wire_rules import (
     format_problems,
+    ignored_tools,
     offending_field,
     truncation,
     wire_failures,
@@ -145,6 +146,7 @@ def _premature(facts: Facts) -> list[Attribution]:
 
 RULES: tuple[Callable[[Facts], list[Attribution]], ...] = (
     wire_failures,
+    ignored_tools,
     truncation,
     format_problems,
     _fake,

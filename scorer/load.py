@@ -23,8 +23,6 @@ _DEFERRED: tuple[Any, ...] = (
     Exchange.response_raw,
     Exchange.sse_events,
     Exchange.chunks,
-    Exchange.request_headers,
-    Exchange.response_headers,
     Exchange.request_original,
 )
 

@@ -132,7 +132,16 @@ def _record(ex: Exchange, thread: int | None, params: dict[str, Any]) -> Exchang
         completion_tokens=ex.completion_tokens,
         latency_ms=ex.latency_ms,
         context_size=context_size(params, ex.request_body),
+        client=(ex.request_headers or {}).get("user-agent"),
+        server=(ex.response_headers or {}).get("server"),
+        tools_chars=_tools_chars(ex.request_body),
     )
+
+
+def _tools_chars(body: Any) -> int:
+    """Size (characters of JSON) of the tool schemas a request offered."""
+    tools = body.get("tools") or body.get("functions") if isinstance(body, dict) else None
+    return len(json.dumps(tools, ensure_ascii=False)) if tools else 0
 
 
 def _observe(turns: list[_Turn], by_seq: dict[int, Exchange], tracker: ThreadTracker) -> None:

@@ -25,6 +25,9 @@ _PATH = "/v1/chat/completions"
 
 def _exchange(run: str, task: str, attempt: int, seq: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]], assistant: dict[str, Any]) -> Exchange:
     started = utcnow()
+    request = {"model": "scripted", "messages": [dict(m) for m in messages], "tools": tools}
+    # what a server that really read the request would count (about 4 characters a token)
+    prompt_tokens = len(json.dumps(request, ensure_ascii=False)) // 4 + 1
     return Exchange(
         run_id=run,
         task_id=task,
@@ -35,12 +38,13 @@ def _exchange(run: str, task: str, attempt: int, seq: int, messages: list[dict[s
         latency_ms=1.0,
         method="POST",
         path=_PATH,
-        request_body={"model": "scripted", "messages": [dict(m) for m in messages], "tools": tools},
+        request_body=request,
         status_code=200,
-        completion={"assistant": assistant, "usage": {"prompt_tokens": 10, "completion_tokens": 5}, "flags": [], "content_calls": []},
+        completion={"assistant": assistant, "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5},
+                    "flags": [], "content_calls": []},
         flags=[],
         model="scripted",
-        prompt_tokens=10,
+        prompt_tokens=prompt_tokens,
         completion_tokens=5,
     )
 

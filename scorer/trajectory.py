@@ -102,6 +102,9 @@ class ExchangeRecord(_Model):
     completion_tokens: int | None = None
     latency_ms: float | None = None
     context_size: int | None = None
+    client: str | None = None
+    server: str | None = None
+    tools_chars: int = 0
 
 
 class DroppedMessage(_Model):

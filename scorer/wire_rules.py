@@ -66,6 +66,30 @@ def _got_past(ex: ExchangeRecord, exchanges: list[ExchangeRecord]) -> bool:
     return any(o.seq > ex.seq and o.thread == ex.thread and o.status_code is not None and o.status_code < 400 for o in exchanges)
 
 
+def pair(ex: ExchangeRecord) -> str:
+    """The framework x server pair of an exchange, from its user-agent and server headers."""
+    return f"client {ex.client or 'unknown'} -> server {ex.server or 'unknown'}"
+
+
+#: A JSON tool schema takes at least one token per 4 characters in any tokenizer we
+#: know; a prompt counted at under half of that cannot have held the tools.
+CHARS_PER_TOKEN = 4
+
+
+def ignored_tools(facts: Facts) -> list[Attribution]:
+    """``interop.tools_ignored``: the request offered tools, but the server's own prompt
+    token count is too small to have held them (llama-cpp-python's
+    chatml-function-calling drops them when ``tool_choice`` is absent). The model never
+    saw the tools: not the model's failure."""
+    for ex in facts.trajectory.exchanges:
+        if ex.tools_chars and ex.prompt_tokens is not None and ex.prompt_tokens * CHARS_PER_TOKEN * 2 < ex.tools_chars:
+            note = (f"the request offered {ex.tools_chars} characters of tool schemas but the server counted "
+                    f"{ex.prompt_tokens} prompt tokens: the tools never reached the model ({pair(ex)}); "
+                    "the tool-choice-auto shim states tool_choice: auto")
+            return [Attribution("interop", "interop.tools_ignored", note, _step_at(facts, ex.seq), ex.seq)]
+    return []
+
+
 def wire_failures(facts: Facts) -> list[Attribution]:
     out: list[Attribution] = []
     exchanges = facts.trajectory.exchanges
@@ -80,10 +104,10 @@ def wire_failures(facts: Facts) -> list[Attribution]:
             out.append(Attribution("context_truncation", "context_truncation.upstream_rejected", f"{status}: {excerpt}", exchange_seq=ex.seq))
         elif ex.status_code is not None and _VALIDATION.search(message):
             where = offending_field(message)
-            note = f"{status} rejected the request" + (f" at field {where}" if where else "") + f": {excerpt}"
+            note = f"{status} rejected the request" + (f" at field {where}" if where else "") + f" ({pair(ex)}): {excerpt}"
             out.append(Attribution("interop", "interop.upstream_rejected", note, exchange_seq=ex.seq))
         else:
-            out.append(Attribution("interop", "interop.upstream_error", f"{status}: {excerpt}", exchange_seq=ex.seq))
+            out.append(Attribution("interop", "interop.upstream_error", f"{status} ({pair(ex)}): {excerpt}", exchange_seq=ex.seq))
     return out
 
 

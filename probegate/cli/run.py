@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -146,7 +147,10 @@ def _print_report(console: Console, report: RunReport) -> None:
 
 
 def run(
-    harness: str = typer.Option(..., "--harness", help='fc, react, plan, code, langchain, crewai, or cmd:"COMMAND".'),
+    harness: str = typer.Option(
+        ..., "--harness",
+        help='fc, react, plan, code, langchain, crewai, cmd:"COMMAND"; a comma list or all runs each against the same model.',
+    ),
     model: str | None = typer.Option(
         None, "--model", help="Model name sent in every request (required with --model-endpoint or --gateway)."
     ),
@@ -181,8 +185,10 @@ def run(
     Every attempt resets its world, then the harness talks to the model through the
     gateway (/r/RUN/TASK/ATTEMPT/v1) and to the probes (/r/RUN/TASK/ATTEMPT/tools).
     """
-    from agents.runner import RunConfig, execute
+    from agents.registry import expand_harnesses
+    from agents.runner import RunConfig, execute, execute_many
 
+    harnesses, notes = expand_harnesses(harness)
     config = RunConfig(
         task_set=task_set,
         harness=harness,
@@ -205,16 +211,13 @@ def run(
         compat=tuple(compat),
     )
     console = Console(stderr=True)
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
-                   "{task.fields[running]} running{task.fields[unscored]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
+    for note in notes:
+        console.print(f"[yellow]{note}[/yellow]")
+    if len(harnesses) > 1:
+        _run_many(config, harnesses)
+        return
+    config = replace(config, harness=harnesses[0])
+    progress = _progress(console)
     events = ProgressEvents(progress)
     try:
         report = execute(config, events)
@@ -227,6 +230,70 @@ def run(
     _print_report(Console(), report)
     if report.status == "interrupted":
         raise typer.Exit(INTERRUPTED_EXIT)
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
+                   "{task.fields[running]} running{task.fields[unscored]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _run_many(config: Any, harnesses: list[str]) -> None:
+    """One run per harness against the same model; then the side-by-side table."""
+    from agents.runner import execute_many
+
+    console = Console(stderr=True)
+    shown: list[tuple[Progress, ProgressEvents]] = []
+
+    def events(_name: str) -> ProgressEvents:
+        for progress, previous in shown:  # one live display at a time
+            if previous.started:
+                progress.stop()
+        progress = _progress(console)
+        shown.append((progress, ProgressEvents(progress)))
+        return shown[-1][1]
+
+    try:
+        reports = execute_many(config, harnesses, events)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    finally:
+        for progress, shown_events in shown:
+            if shown_events.started:
+                progress.stop()
+    out = Console()
+    for report in reports:
+        _print_report(out, report)
+    print_comparison(out, reports)
+    if any(r.status == "interrupted" for r in reports):
+        raise typer.Exit(INTERRUPTED_EXIT)
+
+
+def print_comparison(console: Console, reports: list[RunReport]) -> None:
+    """The scorer's side-by-side table of the runs, then every report path."""
+    from scorer.compare import compare_table
+    from scorer.console import compare_tables
+
+    summaries = []
+    for report in reports:
+        summary = _summary(report.score.run_score) if report.score is not None else None
+        if summary is not None:
+            timing = getattr(report.score.run_score, "timing", None)
+            summaries.append({**summary, "timing": timing()} if callable(timing) else summary)
+    if len(summaries) > 1:
+        for table in compare_tables(compare_table(summaries)):
+            console.print(table)
+    for report in reports:
+        where = report.score.report_path if report.score is not None else None
+        console.print(f"{report.run_id}: {where or 'not scored'}")
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from probegate.store import Exchange
 
 CREW_FOLLOW_UP = {
     "model": "m",
+    "tools": [{"type": "function", "function": {"name": "w", "parameters": {"type": "object"}}}],
     "parallel_tool_calls": False,
     "max_completion_tokens": 64,
     "messages": [
@@ -41,6 +42,7 @@ def test_parse_rules() -> None:
         ("args-as-string", ["messages[1].tool_calls[0].function.arguments"]),
         ("drop-params=parallel_tool_calls", ["parallel_tool_calls"]),
         ("max-tokens-alias", ["max_completion_tokens"]),
+        ("tool-choice-auto", ["tool_choice"]),
     ],
 )
 def test_each_rule_changes_only_what_it_names(spec: str, paths: list[str]) -> None:
@@ -48,12 +50,18 @@ def test_each_rule_changes_only_what_it_names(spec: str, paths: list[str]) -> No
     new, changes = apply_rules(parse_rules(spec), body)
     assert [c["path"] for c in changes] == paths
     before, after = CREW_FOLLOW_UP, json.loads(new)
-    untouched = {k: v for k, v in before.items() if k not in ("messages", "parallel_tool_calls", "max_completion_tokens")}
+    untouched = {k: v for k, v in before.items()
+                 if k not in ("messages", "parallel_tool_calls", "max_completion_tokens", "tool_choice")}
     assert {k: after[k] for k in untouched} == untouched
     if spec != "null-content":
         assert after["messages"][1]["content"] is None
     if spec != "args-as-string":
         assert after["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"city": "Oslo"}
+
+
+def test_tool_choice_auto_respects_a_given_choice() -> None:
+    body = json.dumps({**CREW_FOLLOW_UP, "tool_choice": "none"}).encode()
+    assert apply_rules(parse_rules("tool-choice-auto"), body) == (body, [])
 
 
 def test_nothing_to_do_keeps_bytes_identical() -> None:

@@ -69,7 +69,7 @@ class AttemptBuilder:
         status: int = 200,
         error: str | None = None,
         response_body: Any = None,
-        prompt_tokens: int = 10,
+        prompt_tokens: int | None = None,
         completion_tokens: int = 5,
         flags: list[str] | None = None,
         request_extra: dict[str, Any] | None = None,
@@ -77,6 +77,8 @@ class AttemptBuilder:
         body: dict[str, Any] = {"model": "m", "messages": messages, **(request_extra or {})}
         if self.tools:
             body["tools"] = self.tools
+        if prompt_tokens is None:  # what a server that read the whole request would count
+            prompt_tokens = len(json.dumps(body)) // 4 + 1
         row = Exchange(
             run_id=self.run, task_id=self.task, attempt=self.attempt, seq=self.seq, started_at=self.tick(),
             latency_ms=100.0, path="/v1/chat/completions", request_body=body, status_code=status,

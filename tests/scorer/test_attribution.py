@@ -47,6 +47,11 @@ def _too_long(b: AttemptBuilder) -> None:
     b.exchange(USER, None, status=400, response_body={"error": {"message": "This model's maximum context length is 4096 tokens"}})
 
 
+def _tools_ignored(b: AttemptBuilder) -> None:
+    # the server counted 12 prompt tokens for a request carrying three tool schemas
+    b.exchange(USER, completion("It is sunny in Berlin."), prompt_tokens=12)
+
+
 def _finish_length(b: AttemptBuilder) -> None:
     b.exchange(USER, completion("It is clou", finish="length"))
 
@@ -83,6 +88,7 @@ WIRE_CASES = [
     # rule, builder, step, evidence fragment
     ("interop.upstream_rejected", _rejected, None, "messages.2.content"),
     ("interop.upstream_error", _server_down, None, "HTTP 503"),
+    ("interop.tools_ignored", _tools_ignored, 0, "the tools never reached the model"),
     ("context_truncation.upstream_rejected", _too_long, None, "maximum context length"),
     ("context_truncation.finish_length", _finish_length, 0, "finish_reason: length"),
     ("context_truncation.context_full", _context_full, 0, "2050 tokens used of a 2048"),

@@ -6,6 +6,7 @@ import json
 
 from sqlalchemy.engine import Engine
 
+from probegate.store.models import Exchange
 from scorer.load import load_attempts
 from scorer.rebuild import build_trajectory, trajectory_json
 from scorer.rows import RunInfo
@@ -25,6 +26,7 @@ def test_function_calling_chain(engine: Engine) -> None:
     b = AttemptBuilder()
     b.fc_chain("Email Jonas", [("find_contact", {"query": "Jonas"}, {"email": "j@x.example"}), ("send_email", {"to": "j@x.example"}, {"status": "sent"})], "Sent it.")
     b.world({"side_effects": [{"kind": "email"}]})
+    sent = sum(row.prompt_tokens for row in b.rows if isinstance(row, Exchange))
     t = rebuild(engine, b)
     assert [(s.tool_name, s.tool_args, s.parse, s.parse_kind) for s in t.steps] == [
         ("find_contact", {"query": "Jonas"}, "ok", "fc"),
@@ -35,7 +37,7 @@ def test_function_calling_chain(engine: Engine) -> None:
     assert [s.probe_call for s in t.steps] == [0, 1, None]
     assert [(p.step_id, p.joined_by) for p in t.probe_calls] == [(0, "call"), (1, "call")]
     assert t.final_answer == "Sent it."
-    assert t.usage.model_calls == 3 and t.usage.prompt_tokens == 30 and t.usage.latency_ms == 300.0
+    assert t.usage.model_calls == 3 and t.usage.prompt_tokens == sent and t.usage.latency_ms == 300.0
     assert t.world_state == {"side_effects": [{"kind": "email"}]}
     assert len(t.threads) == 1 and not t.loop_detected and not t.max_steps_hit
     assert Trajectory.model_validate_json(trajectory_json(t)) == t
@@ -61,7 +63,7 @@ def test_parallel_calls_share_a_turn_and_usage_is_counted_once(engine: Engine) -
     b = AttemptBuilder()
     calls = [{"id": "a", "name": "get_weather", "arguments": {"city": "Oslo"}}, {"id": "b", "name": "get_weather", "arguments": {"city": "Rome"}}]
     msgs = [{"role": "user", "content": "Oslo and Rome?"}]
-    b.exchange(msgs, completion(None, calls))
+    b.exchange(msgs, completion(None, calls), prompt_tokens=10)
     b.probe("get_weather", {"city": "Rome"})
     b.probe("get_weather", {"city": "Oslo"})
     t = rebuild(engine, b)
