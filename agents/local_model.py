@@ -8,7 +8,7 @@ any GGUF given with ``--model-path``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -22,10 +22,13 @@ class Endpoint:
     Attributes:
         url: its base URL without ``/v1`` (``http://127.0.0.1:PORT``).
         model: the model name it answers to.
+        ready: blocks until the server answers (the embedded one restarts after a
+            crash); the runner calls it before each attempt.
     """
 
     url: str
     model: str
+    ready: Callable[[], object] | None = None
 
 
 @contextmanager
@@ -45,4 +48,4 @@ def embedded_endpoint(model: str | None = None, model_path: str | None = None) -
         UpstreamError: the server did not start (the message names its log file).
     """
     with embedded_server(model_path) as server:
-        yield Endpoint(url=server.url, model=server.model)
+        yield Endpoint(url=server.url, model=server.model, ready=server.wait_until_ready)

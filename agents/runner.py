@@ -166,15 +166,16 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
 
 
 @contextlib.contextmanager
-def model_upstream(config: RunConfig) -> Iterator[tuple[str | None, str]]:
-    """``(upstream URL, model name)``: the given endpoint, else the embedded model,
-    running for the ``with`` block (``None`` URL with an external gateway, which
-    has its own upstream)."""
+def model_upstream(config: RunConfig) -> Iterator[tuple[str | None, str, Callable[[], object] | None]]:
+    """``(upstream URL, model name, readiness gate)``: the given endpoint, else the
+    embedded model, running for the ``with`` block (``None`` URL with an external
+    gateway, which has its own upstream). The gate (embedded model only) waits out a
+    server restart, so one crash costs one attempt, not the rest of the run."""
     if config.model_endpoint or config.gateway:
-        yield config.model_endpoint, str(config.model)
+        yield config.model_endpoint, str(config.model), None
         return
     with embedded_endpoint(config.model, config.model_path) as endpoint:
-        yield endpoint.url, endpoint.model
+        yield endpoint.url, endpoint.model, endpoint.ready
 
 
 def execute_many(
@@ -192,12 +193,15 @@ def execute_many(
     for name in harnesses:  # every harness and option checked before the model starts
         prepare(replace(config, harness=name))
     reports = []
-    with model_upstream(config) as (upstream, model):
+    with model_upstream(config) as (upstream, model, ready):
         for name in harnesses:
             run_id = f"{config.run_id}-{name}" if config.run_id else None
             one = replace(config, harness=name, model=model, run_id=run_id,
                           model_endpoint=upstream if not config.gateway else None, model_path=None)
-            reports.append(execute(one, events(name) if events else None))
+            task_set, tasks, harness = prepare(one)
+            run_id = check_run_id(one.run_id) if one.run_id else new_run_id(one.harness)
+            reports.append(_execute(one, task_set, tasks, harness, run_id, upstream,
+                                    (events(name) if events else None) or SilentEvents(), ready))
             if reports[-1].status == "interrupted":
                 break
     return reports
@@ -212,9 +216,9 @@ def execute(config: RunConfig, events: RunEvents | None = None) -> RunReport:
     """
     task_set, tasks, harness = prepare(config)
     run_id = check_run_id(config.run_id) if config.run_id else new_run_id(config.harness)
-    with model_upstream(config) as (upstream, model):
+    with model_upstream(config) as (upstream, model, ready):
         config = replace(config, model=model)
-        return _execute(config, task_set, tasks, harness, run_id, upstream, events or SilentEvents())
+        return _execute(config, task_set, tasks, harness, run_id, upstream, events or SilentEvents(), ready)
 
 
 def _execute(
@@ -225,6 +229,7 @@ def _execute(
     run_id: str,
     upstream: str | None,
     events: RunEvents,
+    ready: Callable[[], object] | None = None,
 ) -> RunReport:
     model = str(config.model)
     engine = open_store(config.store)
@@ -239,7 +244,7 @@ def _execute(
                                        config.max_steps, config.lang, config.feedback, config.task_timeout)
             judge = AttemptJudge(engine, run_id, task_set)
             recorder = _Recorder(engine, run_id, params, gateway, judge, events, report)
-            report.status = _drive(harness, tasks, config, settings, events, recorder)
+            report.status = _drive(harness, tasks, config, settings, events, recorder, ready)
     except BaseException as exc:
         finish_run(engine, run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
         raise
@@ -256,6 +261,7 @@ def _drive(
     settings: AttemptSettings,
     events: RunEvents,
     recorder: _Recorder,
+    ready: Callable[[], object] | None = None,
 ) -> str:
     """Run every attempt; returns ``done`` or ``interrupted``."""
     work = [(task, attempt) for attempt in range(config.repeats) for task in tasks]
@@ -264,6 +270,8 @@ def _drive(
     pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="attempt")
 
     def one(task: Task, attempt: int) -> tuple[Task, AttemptOutcome]:
+        if ready is not None:
+            ready()
         events.attempt_started(task.id, attempt)
         return task, run_attempt(harness, task, attempt, settings, stop)
 

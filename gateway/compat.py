@@ -16,6 +16,9 @@ Rules:
 - ``tool-choice-auto``: a request with ``tools`` and no ``tool_choice`` gets
   ``"tool_choice": "auto"`` (OpenAI's default, said out loud: llama-cpp-python's
   chatml-function-calling leaves the tools out of the prompt without it).
+- ``cap-max-length[=N]``: ``maxLength`` above N (default 1000) is dropped from the
+  offered tool schemas (llama.cpp turns it into a grammar repetition and crashes,
+  SIGSEGV, on values like 2000). The probes still enforce the real limits.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 
 from probegate.errors import UsageError
 
-RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto")
+RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length")
+DEFAULT_MAX_LENGTH = 1000
 
 
 @dataclass(frozen=True)
@@ -38,11 +42,12 @@ class CompatRules:
     drop_params: tuple[str, ...] = ()
     max_tokens_alias: bool = False
     tool_choice_auto: bool = False
+    cap_max_length: int | None = None
     names: tuple[str, ...] = field(default=())
 
     def __bool__(self) -> bool:
         return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias
-                    or self.tool_choice_auto)
+                    or self.tool_choice_auto or self.cap_max_length)
 
 
 def parse_rules(specs: list[str] | str | None) -> CompatRules:
@@ -58,12 +63,19 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
     tokens = [t.strip() for spec in ([specs] if isinstance(specs, str) else specs) for t in spec.split(",")]
     flags: dict[str, bool] = {}
     drop: list[str] = []
+    cap: int | None = None
     in_drop = False
     for token in filter(None, tokens):
         name, _, value = token.partition("=")
         if name == "drop-params":
             in_drop = True
             drop.extend(v for v in [value] if v)
+        elif name == "cap-max-length":
+            in_drop = False
+            if value and not value.isdigit():
+                raise UsageError(f"cap-max-length={value!r}: give a number of characters")
+            cap = int(value) if value else DEFAULT_MAX_LENGTH
+            flags[name] = True
         elif name in RULES:
             in_drop = False
             flags[name] = True
@@ -78,6 +90,7 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
         drop_params=tuple(drop),
         max_tokens_alias=flags.get("max-tokens-alias", False),
         tool_choice_auto=flags.get("tool-choice-auto", False),
+        cap_max_length=cap,
         names=names,
     )
 
@@ -135,6 +148,27 @@ def _tool_choice(body: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _cap_lengths(schema: Any, cap: int, path: str, changes: list[dict[str, Any]]) -> None:
+    if isinstance(schema, dict):
+        limit = schema.get("maxLength")
+        if isinstance(limit, int) and limit > cap:
+            del schema["maxLength"]
+            changes.append({"rule": "cap-max-length", "path": f"{path}.maxLength", "from": limit, "to": None})
+        for key, value in schema.items():
+            _cap_lengths(value, cap, f"{path}.{key}", changes)
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            _cap_lengths(value, cap, f"{path}[{i}]", changes)
+
+
+def _cap_max_length(body: dict[str, Any], cap: int) -> list[dict[str, Any]]:
+    changes: list[dict[str, Any]] = []
+    for key in ("tools", "functions"):
+        if isinstance(body.get(key), list):
+            _cap_lengths(body[key], cap, key, changes)
+    return changes
+
+
 def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, Any]]]:
     """Rewrite a JSON request body; returns ``(new body, changes)``.
 
@@ -160,6 +194,8 @@ def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, 
         changes += _alias(obj)
     if rules.tool_choice_auto:
         changes += _tool_choice(obj)
+    if rules.cap_max_length:
+        changes += _cap_max_length(obj, rules.cap_max_length)
     if not changes:
         return body, []
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(), changes

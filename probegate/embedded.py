@@ -86,6 +86,22 @@ class EmbeddedServer:
                 log.error("%s", exc)
                 return
 
+    def wait_until_ready(self, timeout_s: float = 300.0) -> bool:
+        """Block until the server answers ``GET /v1/models`` (after a restart, say).
+
+        Returns:
+            Whether it answered within ``timeout_s`` seconds.
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self._stopping.is_set():
+            try:
+                if httpx.get(f"{self.url}/v1/models", timeout=2).status_code == 200:
+                    return True
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+        return False
+
     def stop(self, timeout: float = 20.0) -> None:
         """Stop supervising, terminate the server and wait for it."""
         self._stopping.set()

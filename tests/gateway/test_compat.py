@@ -59,6 +59,23 @@ def test_each_rule_changes_only_what_it_names(spec: str, paths: list[str]) -> No
         assert after["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"city": "Oslo"}
 
 
+def test_cap_max_length_drops_only_long_limits() -> None:
+    tools = [{"type": "function", "function": {"name": "send_email", "parameters": {"type": "object", "properties": {
+        "subject": {"type": "string", "maxLength": 300},
+        "body": {"type": "string", "maxLength": 20000},
+        "cc": {"type": "array", "items": {"type": "string", "maxLength": 5000}}}}}}]
+    new, changes = apply_rules(parse_rules("cap-max-length"), json.dumps({"model": "m", "tools": tools}).encode())
+    props = json.loads(new)["tools"][0]["function"]["parameters"]["properties"]
+    assert props["subject"]["maxLength"] == 300 and "maxLength" not in props["body"]
+    assert "maxLength" not in props["cc"]["items"]
+    assert [(c["path"], c["from"]) for c in changes] == [
+        ("tools[0].function.parameters.properties.body.maxLength", 20000),
+        ("tools[0].function.parameters.properties.cc.items.maxLength", 5000)]
+    assert apply_rules(parse_rules("cap-max-length=100"), json.dumps({"tools": tools}).encode())[1][0]["from"] == 300
+    with pytest.raises(UsageError, match="give a number"):
+        parse_rules("cap-max-length=lots")
+
+
 def test_tool_choice_auto_respects_a_given_choice() -> None:
     body = json.dumps({**CREW_FOLLOW_UP, "tool_choice": "none"}).encode()
     assert apply_rules(parse_rules("tool-choice-auto"), body) == (body, [])
