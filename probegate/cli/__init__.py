@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "probegate.cli.run",
     "probegate.cli.scoring",
     "probegate.cli.portable",
+    "probegate.cli.doctor",
 ]
 
 

@@ -1,0 +1,259 @@
+"""``probegate doctor``: what a model server supports, and which shims a run needs.
+
+A short series of requests, each probing one interop fault users hit with local
+servers. Every answer is read with the gateway's own reassembler
+(:mod:`probegate.wire.reassemble`), so "a tool call came back" means the same here as
+in a scored run. Checks run in order; the one that can crash a server (a long
+``maxLength`` in a tool schema) runs last.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from probegate.wire.reassemble import reassemble
+from probegate.wire.sse import parse_stream
+
+Verdict = Literal["ok", "problem", "unsupported", "error"]
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+ASK = [
+    {"role": "system", "content": "You answer by calling the get_weather tool."},
+    {"role": "user", "content": "What is the weather in Paris right now? Call get_weather."},
+]
+HISTORY_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+
+
+@dataclass
+class Check:
+    """One doctor check's outcome.
+
+    Attributes:
+        name: short id (``tools``, ``null-content``, ...).
+        question: what it asks of the server.
+        verdict: ``ok``, ``problem`` (a known fault), ``unsupported`` or ``error``.
+        evidence: what the wire showed (status, flags, token counts).
+        shim: the ``--compat`` rule that works around a problem, if any.
+    """
+
+    name: str
+    question: str
+    verdict: Verdict
+    evidence: str
+    shim: str | None = None
+
+
+@dataclass
+class Doctor:
+    """Runs the checks against ``base_url`` (``http://host:port``, with or without ``/v1``)."""
+
+    base_url: str
+    model: str | None = None
+    timeout_s: float = 120.0
+    client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=120.0, trust_env=False))
+    ready: Callable[[], object] | None = None
+    prompt_tokens: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def v1(self) -> str:
+        base = self.base_url.rstrip("/")
+        return base if base.endswith("/v1") else f"{base}/v1"
+
+    def post(self, body: dict[str, Any], *, stream: bool = False) -> tuple[int | None, dict[str, Any] | None, str]:
+        """Send one chat request; returns (status, reassembled turn, error or body excerpt)."""
+        body = {"model": self.model or "default", "temperature": 0, **body}
+        try:
+            response = self.client.post(f"{self.v1}/chat/completions", json=body, timeout=self.timeout_s)
+        except httpx.HTTPError as exc:
+            return None, None, f"{type(exc).__name__}: {exc}"
+        raw = response.content
+        if stream and "event-stream" in response.headers.get("content-type", ""):
+            events, _ = parse_stream([(0.0, raw)], "sse")
+            result = reassemble(path="/v1/chat/completions", request=body, events=events)
+        else:
+            result = reassemble(path="/v1/chat/completions", request=body, body=raw)
+        return response.status_code, result.completion, raw[:300].decode("utf-8", "replace")
+
+    def run(self) -> list[Check]:
+        """Every check, in order (the doctor's HTTP client is closed afterwards)."""
+        try:
+            return self._run()
+        finally:
+            self.client.close()
+
+    def _run(self) -> list[Check]:
+        if self.model is None:
+            self.model = self._first_model()
+        checks: list[Callable[[], Check]] = [
+            self.plain, self.tools, self.tools_without_choice, self.tools_stream,
+            self.null_content, self.object_arguments, self.max_completion_tokens,
+            self.parallel_tool_calls, self.long_context, self.long_max_length,
+        ]
+        results = []
+        for check in checks:
+            if self.ready is not None:  # the embedded server restarts after a crash
+                self.ready()
+            results.append(check())
+        return results
+
+    def _first_model(self) -> str | None:
+        try:
+            data = self.client.get(f"{self.v1}/models", timeout=10).json()
+            return str(data["data"][0]["id"])
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+            return None
+
+    # -- checks --------------------------------------------------------------------
+    def plain(self) -> Check:
+        status, turn, info = self.post({"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 16})
+        ok = status == 200 and turn is not None and bool(turn["assistant"]["content"])
+        return Check("plain", "a plain chat completion", "ok" if ok else "error", _evidence(status, turn, info))
+
+    def tools(self) -> Check:
+        status, turn, info = self.post({"messages": ASK, "tools": [WEATHER_TOOL], "tool_choice": "auto", "max_tokens": 128})
+        self.prompt_tokens["with_choice"] = _prompt_tokens(turn)
+        calls = _calls(turn)
+        if status != 200:
+            return Check("tools", "tools with tool_choice: auto (not streamed)", "error", _evidence(status, turn, info))
+        verdict: Verdict = "ok" if calls else "problem"
+        return Check("tools", "tools with tool_choice: auto (not streamed)", verdict,
+                     _evidence(status, turn, info) if calls else "no structured tool call; " + _evidence(status, turn, info))
+
+    def tools_without_choice(self) -> Check:
+        status, turn, info = self.post({"messages": ASK, "tools": [WEATHER_TOOL], "max_tokens": 128})
+        without = _prompt_tokens(turn)
+        with_choice = self.prompt_tokens.get("with_choice")
+        if status != 200:
+            return Check("tools-no-choice", "tools without tool_choice", "error", _evidence(status, turn, info))
+        plain = self._plain_prompt_tokens()
+        if without is not None and plain is not None and with_choice and without <= plain + 5 < with_choice:
+            return Check("tools-no-choice", "tools without tool_choice", "problem",
+                         f"prompt tokens {without} = a request without tools ({plain}), {with_choice} with tool_choice: "
+                         "the server drops the tools", "tool-choice-auto")
+        return Check("tools-no-choice", "tools without tool_choice", "ok", f"prompt tokens {without} (with tool_choice {with_choice})")
+
+    def _plain_prompt_tokens(self) -> int | None:
+        _, turn, _ = self.post({"messages": ASK, "max_tokens": 1})
+        return _prompt_tokens(turn)
+
+    def tools_stream(self) -> Check:
+        status, turn, info = self.post({"messages": ASK, "tools": [WEATHER_TOOL], "tool_choice": "auto", "stream": True,
+                                        "max_tokens": 128}, stream=True)
+        if status != 200:
+            return Check("tools-stream", "tools, streamed", "error", _evidence(status, turn, info))
+        if _calls(turn):
+            return Check("tools-stream", "tools, streamed", "ok", _evidence(status, turn, info))
+        return Check("tools-stream", "tools, streamed", "problem",
+                     "streamed answer carries no structured tool call (plain text); use non-streamed requests with tools; "
+                     + _evidence(status, turn, info))
+
+    def null_content(self) -> Check:
+        messages = [*ASK, {"role": "assistant", "content": None, "tool_calls": [HISTORY_CALL]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": 11}'}]
+        status, turn, info = self.post({"messages": messages, "tools": [WEATHER_TOOL], "max_tokens": 32})
+        return _accepted("null-content", "a tool-result round trip whose assistant message has content: null",
+                         status, turn, info, "null-content")
+
+    def object_arguments(self) -> Check:
+        call = {**HISTORY_CALL, "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+        messages = [*ASK, {"role": "assistant", "content": "", "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": 11}'}]
+        status, turn, info = self.post({"messages": messages, "tools": [WEATHER_TOOL], "max_tokens": 32})
+        return _accepted("object-args", "tool-call arguments in the history as an object", status, turn, info,
+                         "args-as-string")
+
+    def max_completion_tokens(self) -> Check:
+        status, turn, info = self.post({"messages": [{"role": "user", "content": "Count to fifty."}], "max_completion_tokens": 8})
+        check = _accepted("max_completion_tokens", "max_completion_tokens instead of max_tokens", status, turn, info,
+                          "max-tokens-alias")
+        produced = ((turn or {}).get("usage") or {}).get("completion_tokens")
+        if check.verdict == "ok" and isinstance(produced, int) and produced > 8:
+            return Check(check.name, check.question, "problem",
+                         f"asked for 8 tokens, got {produced}: the limit is ignored", "max-tokens-alias")
+        return check
+
+    def parallel_tool_calls(self) -> Check:
+        status, turn, info = self.post({"messages": ASK, "tools": [WEATHER_TOOL], "tool_choice": "auto",
+                                        "parallel_tool_calls": False, "max_tokens": 64})
+        return _accepted("parallel_tool_calls", "the parallel_tool_calls parameter", status, turn, info,
+                         "drop-params=parallel_tool_calls")
+
+    def long_context(self) -> Check:
+        filler = " ".join(f"Line {i}: the quick brown fox jumps over the lazy dog." for i in range(1200))
+        messages = [{"role": "user", "content": filler + "\nReply with the word done."}]
+        status, turn, info = self.post({"messages": messages, "max_tokens": 8})
+        sent_words = len(filler.split())
+        tokens = _prompt_tokens(turn)
+        if status is None:
+            return Check("long-context", f"a ~{sent_words}-word prompt", "error", info)
+        if status >= 400:
+            return Check("long-context", f"a ~{sent_words}-word prompt", "unsupported",
+                         f"HTTP {status}: refused (context size exceeded?): {info[:120]}")
+        if tokens is not None and tokens < sent_words // 2:
+            return Check("long-context", f"a ~{sent_words}-word prompt", "problem",
+                         f"only {tokens} prompt tokens counted for ~{sent_words} words: the prompt was cut silently")
+        return Check("long-context", f"a ~{sent_words}-word prompt", "ok", f"{tokens} prompt tokens counted")
+
+    def long_max_length(self) -> Check:
+        tool = json.loads(json.dumps(WEATHER_TOOL))
+        tool["function"]["parameters"]["properties"]["note"] = {"type": "string", "maxLength": 20000}
+        status, turn, info = self.post({"messages": ASK, "tools": [tool],
+                                        "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+                                        "max_tokens": 64})
+        if status is None:
+            return Check("long-max-length", "a tool schema with maxLength 20000 (last: may crash the server)", "problem",
+                         f"the server dropped the connection ({info[:80]})", "cap-max-length")
+        return _accepted("long-max-length", "a tool schema with maxLength 20000 (last: may crash the server)",
+                         status, turn, info, "cap-max-length")
+
+
+def _calls(turn: dict[str, Any] | None) -> list[dict[str, Any]]:
+    return list(((turn or {}).get("assistant") or {}).get("tool_calls") or [])
+
+
+def _prompt_tokens(turn: dict[str, Any] | None) -> int | None:
+    value = ((turn or {}).get("usage") or {}).get("prompt_tokens")
+    return value if isinstance(value, int) else None
+
+
+def _evidence(status: int | None, turn: dict[str, Any] | None, info: str) -> str:
+    if status is None:
+        return info
+    parts = [f"HTTP {status}"]
+    calls = _calls(turn)
+    if calls:
+        parts.append("tool call " + ", ".join(f"{c['name']}({c['arguments_raw']})" for c in calls))
+    if turn and turn.get("flags"):
+        parts.append("flags " + ", ".join(turn["flags"]))
+    if status >= 400:
+        parts.append(info[:160])
+    return "; ".join(parts)
+
+
+def _accepted(name: str, question: str, status: int | None, turn: dict[str, Any] | None, info: str, shim: str) -> Check:
+    if status is None:
+        return Check(name, question, "problem", f"the server dropped the connection ({info[:80]})", shim)
+    if status >= 400:
+        return Check(name, question, "problem", f"HTTP {status}: {info[:160]}", shim)
+    return Check(name, question, "ok", _evidence(status, turn, info))
+
+
+def recommended_shims(checks: list[Check]) -> list[str]:
+    """The ``--compat`` rules the problems call for, in check order, without repeats."""
+    out: list[str] = []
+    for check in checks:
+        if check.verdict == "problem" and check.shim and check.shim not in out:
+            out.append(check.shim)
+    return out

@@ -1,0 +1,126 @@
+"""The doctor against local servers that reproduce each interop fault (and one that has none)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from probegate.doctor import Doctor, recommended_shims
+from probegate.testing import ReceivedRequest, Reply, ScriptedUpstream, Turn, chat_completion, serve_in_thread
+from probegate.testing.streams import chat_chunk
+
+
+def _usage(prompt: int, completion: int = 5) -> dict:
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def faulty_server(request: ReceivedRequest) -> Reply | Turn:
+    """A server with every fault the doctor knows (llama-cpp-python's, mostly)."""
+    if request.path.endswith("/models"):
+        return Reply.json({"object": "list", "data": [{"id": "faulty-model"}]})
+    body = request.json()
+    messages = body.get("messages", [])
+    tools = body.get("tools")
+    if any(m.get("role") == "assistant" and m.get("content") is None for m in messages):
+        return Reply.json({"error": {"message": "validation error: messages.2.content Input should be a valid string"}}, 500)
+    if any(not isinstance(c["function"]["arguments"], str) for m in messages for c in m.get("tool_calls") or []):
+        return Reply(200, [("content-type", "application/json")], chunks=[b"{"], break_after=0)
+    if tools and "note" in json.dumps(tools):
+        return Reply(200, [("content-type", "application/json")], chunks=[b"{"], break_after=0)
+    if "parallel_tool_calls" in body:
+        return Reply.json({"error": {"message": "extra inputs are not permitted: parallel_tool_calls"}}, 400)
+    if len(json.dumps(messages)) > 20000:
+        return Reply.json({"error": {"message": "This model's maximum context length is 4096 tokens"}}, 400)
+    if "max_completion_tokens" in body:
+        return Reply.json(chat_completion("1 2 3 4 5 6 7 8 9 10 11 12", usage=_usage(10, 40)))
+    if tools and body.get("stream"):
+        return Reply.sse([chat_chunk({"content": '{"name": "get_weather"}'}), chat_chunk({}, "stop")])
+    if tools and "tool_choice" in body:
+        return Reply.json(chat_completion(tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}],
+                                          usage=_usage(200)))
+    return Reply.json(chat_completion("Hello there.", usage=_usage(30)))
+
+
+def healthy_server(request: ReceivedRequest) -> Reply | Turn:
+    """A server that gets everything right."""
+    if request.path.endswith("/models"):
+        return Reply.json({"object": "list", "data": [{"id": "good-model"}]})
+    body = request.json()
+    if body.get("tools") and body["messages"][-1]["role"] != "tool":
+        call = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+        if body.get("stream"):
+            return Turn(tool_calls=call)
+        return Reply.json(chat_completion(tool_calls=call, usage=_usage(200)))
+    words = len(json.dumps(body["messages"]).split())
+    limit = body.get("max_completion_tokens")
+    return Reply.json(chat_completion("Hello.", usage=_usage(words if words > 100 else 30, min(limit or 5, 5))))
+
+
+@pytest.fixture
+def server():
+    started = []
+
+    def start(handler):
+        running = serve_in_thread(ScriptedUpstream(handler=handler))
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+def test_every_fault_is_found_with_its_shim(server) -> None:
+    checks = Doctor(server(faulty_server).url).run()
+    verdicts = {c.name: (c.verdict, c.shim) for c in checks}
+    assert verdicts == {
+        "plain": ("ok", None),
+        "tools": ("ok", None),
+        "tools-no-choice": ("problem", "tool-choice-auto"),
+        "tools-stream": ("problem", None),
+        "null-content": ("problem", "null-content"),
+        "object-args": ("problem", "args-as-string"),
+        "max_completion_tokens": ("problem", "max-tokens-alias"),
+        "parallel_tool_calls": ("problem", "drop-params=parallel_tool_calls"),
+        "long-context": ("unsupported", None),
+        "long-max-length": ("problem", "cap-max-length"),
+    }
+    assert recommended_shims(checks) == ["tool-choice-auto", "null-content", "args-as-string", "max-tokens-alias",
+                                         "drop-params=parallel_tool_calls", "cap-max-length"]
+    assert "messages.2.content" in next(c.evidence for c in checks if c.name == "null-content")
+
+
+def test_a_healthy_server_needs_no_shim(server) -> None:
+    doctor = Doctor(server(healthy_server).url + "/v1")
+    checks = doctor.run()
+    assert doctor.model == "good-model"
+    assert [c.name for c in checks if c.verdict != "ok"] == []
+    assert recommended_shims(checks) == []
+
+
+def test_cli_json_and_unreachable(server) -> None:
+    url = server(faulty_server).url
+    out = subprocess.run([sys.executable, "-m", "probegate", "doctor", "--model-endpoint", url, "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["model"] == "faulty-model" and "null-content" in data["recommended_compat"]
+    down = subprocess.run([sys.executable, "-m", "probegate", "doctor", "--model-endpoint", "http://127.0.0.1:9"],
+                          capture_output=True, text=True, timeout=120)
+    assert down.returncode == 2 and "cannot reach a model server" in down.stderr and "Traceback" not in down.stderr
+
+
+@pytest.mark.model
+def test_doctor_against_the_embedded_model() -> None:
+    from probegate.embedded import embedded_server
+
+    with embedded_server() as embedded:
+        checks = Doctor(embedded.url, embedded.model, ready=embedded.wait_until_ready).run()
+    verdicts = {c.name: c.verdict for c in checks}
+    assert verdicts["plain"] == "ok" and verdicts["tools"] == "ok"
+    # the faults of llama-cpp-python's chatml-function-calling seen on this machine
+    assert verdicts["tools-no-choice"] == "problem" and verdicts["null-content"] == "problem"
+    assert "cap-max-length" in recommended_shims(checks)
