@@ -180,7 +180,7 @@ def run(
         [], "--compat", help="Opt-in request shims for the in-process gateway (see probegate serve --help)."
     ),
 ) -> None:
-    """Run a task set through one agent harness and score it.
+    """Run a task set through one agent harness (or several, one run each) and score it.
 
     Every attempt resets its world, then the harness talks to the model through the
     gateway (/r/RUN/TASK/ATTEMPT/v1) and to the probes (/r/RUN/TASK/ATTEMPT/tools).
