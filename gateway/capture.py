@@ -123,22 +123,9 @@ class RecordedExchange:
             model = response_body.get("model")
         return [
             Exchange(
-                id=self.id,
-                run_id=self.run_id,
-                task_id=self.task_id,
-                attempt=self.attempt,
-                seq=self.seq,
-                started_at=self.started_at,
-                ended_at=self.ended_at,
+                **self._identity(),
                 ttft_ms=self.ttft_ms,
-                latency_ms=self.latency_ms,
                 overhead_ms=self.overhead_ms,
-                method=self.method,
-                path=self.path,
-                query=self.query,
-                request_headers=to_stored(self.request_headers),
-                status_code=self.status_code,
-                response_headers=to_stored(self.response_headers),
                 response_body=response_body,
                 response_raw=raw,
                 stream=fmt is not None,
@@ -157,26 +144,32 @@ class RecordedExchange:
             )
         ]
 
+    def _identity(self) -> dict[str, Any]:
+        """The fields every row of this exchange has, whatever else could be derived."""
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "task_id": self.task_id,
+            "attempt": self.attempt,
+            "seq": self.seq,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "latency_ms": self.latency_ms,
+            "method": self.method,
+            "path": self.path,
+            "query": self.query,
+            "request_headers": to_stored(self.request_headers),
+            "status_code": self.status_code,
+            "response_headers": to_stored(self.response_headers),
+        }
+
     def fallback_rows(self, exc: BaseException) -> list[Exchange]:
         """A minimal row with the raw bytes when building the full row failed."""
         return [
             Exchange(
-                id=self.id,
-                run_id=self.run_id,
-                task_id=self.task_id,
-                attempt=self.attempt,
-                seq=self.seq,
-                started_at=self.started_at,
-                ended_at=self.ended_at,
-                method=self.method,
-                path=self.path,
-                query=self.query,
-                request_headers=to_stored(self.request_headers),
+                **self._identity(),
                 request_raw=self.request_body,
-                status_code=self.status_code,
-                response_headers=to_stored(self.response_headers),
                 response_raw=b"".join(p for _, p in self.pieces),
-                latency_ms=self.latency_ms,
                 error=f"capture_build_failed: {exc!r}" + (f"; {self.error}" if self.error else ""),
             )
         ]

@@ -52,7 +52,7 @@ def test_a_users_agent_end_to_end(rig, task_set) -> None:
         Turn(tool_calls=[{"id": "c2", "name": "check_stock", "arguments": {"sku": "SKU-1001"}}]),
         Turn("25 chairs."),
     )
-    agent = Path(__file__).parent / "user_agent.py"
+    agent = Path(__file__).resolve().parents[2] / "examples" / "openai_agent.py"  # the README example
     harness = CmdHarness(f"{shlex.quote(sys.executable)} {shlex.quote(str(agent))}")
     outcome = rig.attempt(harness, task_set, "stock-total")
     assert (outcome.result.stop, outcome.result.final_answer) == ("answered", "25 chairs.")
