@@ -15,32 +15,19 @@ import pytest
 from sqlmodel import Session, select
 
 from probegate.store import Exchange, open_store
-from probegate.testing import ScriptedUpstream, Turn, free_port, serve_in_thread
+from probegate.testing import ScriptedUpstream, Turn, serve_in_thread
+from probegate.testing.serve_process import start_serve
 
 PROBEGATE = [sys.executable, "-m", "probegate"]
 
 
-def _start(args: list[str], port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([*PROBEGATE, "serve", "--port", str(port), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    # little is logged here (no faults), so the pipe cannot fill before communicate()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/probegate/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError(f"serve did not start: {proc.communicate()[1].decode()[-2000:]}")
-
-
-def test_sigterm_under_load_loses_nothing(tmp_path: Path) -> None:
+def test_sigterm_under_load_loses_nothing(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     upstream = serve_in_thread(ScriptedUpstream(default=Turn("ok", gap_s=0.001)))
     store = f"sqlite:///{tmp_path / 'store.db'}"
-    port = free_port()
-    proc = _start(["--upstream", upstream.url, "--store", store], port)
-    url = f"http://127.0.0.1:{port}/r/load/t/0/v1/chat/completions"
+    server = start_serve(["--upstream", upstream.url, "--store", store])
+    proc = server.proc
+    request.addfinalizer(server.close)
+    url = f"{server.url}/r/load/t/0/v1/chat/completions"
 
     def one(i: int) -> str | None:
         try:
@@ -57,10 +44,10 @@ def test_sigterm_under_load_loses_nothing(tmp_path: Path) -> None:
                 time.sleep(0.01)
             proc.send_signal(signal.SIGTERM)
             answered = {f.result() for f in futures} - {None}
-        _, err = proc.communicate(timeout=60)
+        proc.wait(60)
         # uvicorn drains, runs the lifespan shutdown, then re-raises the signal
         assert proc.returncode in (0, -signal.SIGTERM)
-        assert b"Traceback" not in err
+        assert "Traceback" not in server.stderr()
     finally:
         proc.kill()
         upstream.stop()
@@ -90,15 +77,12 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> Non
 
 def test_captures_cli(tmp_path: Path, sqlite_url: str) -> None:
     upstream = serve_in_thread(ScriptedUpstream(default=Turn("listed")))
-    port = free_port()
-    proc = _start(["--upstream", upstream.url, "--store", sqlite_url], port)
-    try:
-        response = httpx.post(f"http://127.0.0.1:{port}/r/cli/t7/v1/chat/completions",
-                              json={"model": "m", "messages": []})
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-        upstream.stop()
+    with start_serve(["--upstream", upstream.url, "--store", sqlite_url]) as server:
+        try:
+            response = httpx.post(f"{server.url}/r/cli/t7/v1/chat/completions", json={"model": "m", "messages": []})
+        finally:
+            server.terminate(30)
+            upstream.stop()
     xid = response.headers["x-probegate-exchange-id"]
     env = {**os.environ, "COLUMNS": "200"}
     listed = subprocess.run([*PROBEGATE, "captures", "list", "--run", "cli", "--json", "--store", sqlite_url],
