@@ -1,7 +1,8 @@
 """The runner: one task set, one harness, one model; every task x repeat.
 
-Order of work: check everything a user can get wrong (task set, harness, options)
-before touching the store; open the store and insert the ``Run`` row
+Order of work: check everything a user can get wrong (task set, harness, options,
+a model endpoint or gateway nothing listens at) before touching the store; open
+the store and insert the ``Run`` row
 (``running``); start a gateway in-process unless ``gateway`` names a running one;
 run the attempts (attempt-major: every task's attempt 0 first, so an interrupted
 run has the widest coverage) on a thread pool; record each attempt's outcome in
@@ -12,12 +13,14 @@ ones a short grace, mark the run ``interrupted``; finally score what exists.
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from sqlalchemy.engine import Engine
 
@@ -29,12 +32,14 @@ from agents.registry import get_harness
 from agents.runs import check_run_id, create_run, finish_run, new_run_id, update_run
 from agents.scoring import AttemptJudge, ScoreOutcome, score_and_write
 from gateway.compat import parse_rules
-from probegate.errors import UsageError
+from probegate.errors import UpstreamError, UsageError
 from probegate.store.engine import open_store
 from tasks.loader import Task, TaskSet, load_task_set
 
 LANGS = ("en", "zh")
 FEEDBACK = ("plain", "actionable")
+#: Seconds the reachability check waits for a TCP connection to the model server or gateway.
+REACH_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,28 @@ def check_config(config: RunConfig) -> None:
     parse_rules(list(config.compat))
 
 
+def check_reachable(config: RunConfig, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    """Refuse a ``--model-endpoint`` or ``--gateway`` that nothing listens at, before the run exists.
+
+    The check opens a TCP connection to the URL's host and port and closes it: no
+    HTTP request, so a metered or scripted server sees nothing. Whether what
+    listens speaks the API is for the attempts (and ``probegate doctor``) to find.
+
+    Raises:
+        UpstreamError: one line naming the option, the URL and the failure.
+    """
+    for option, url in (("--model-endpoint", config.model_endpoint), ("--gateway", config.gateway)):
+        if url is None:
+            continue
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            socket.create_connection((parts.hostname or "", port), timeout=timeout_s).close()
+        except OSError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise UpstreamError(f"cannot reach {option} {url} ({reason}): start the server or fix the URL") from exc
+
+
 def prepare(config: RunConfig) -> tuple[TaskSet, list[Task], Harness]:
     """Load the task set, pick the tasks and the harness (nothing started yet).
 
@@ -189,9 +216,13 @@ def execute_many(
 
     Raises:
         UsageError, TaskSetError: before anything starts, for any of the harnesses.
+        UpstreamError: the model endpoint or gateway does not answer (before anything starts).
     """
     for name in harnesses:  # every harness and option checked before the model starts
         prepare(replace(config, harness=name))
+        if config.run_id:
+            check_run_id(f"{config.run_id}-{name}")
+    check_reachable(config)
     reports = []
     with model_upstream(config) as (upstream, model, ready):
         for name in harnesses:
@@ -212,10 +243,12 @@ def execute(config: RunConfig, events: RunEvents | None = None) -> RunReport:
 
     Raises:
         UsageError, TaskSetError: before anything starts (see :func:`prepare`).
+        UpstreamError: the model endpoint or gateway does not answer (see :func:`check_reachable`).
         StoreError: the store cannot be opened.
     """
     task_set, tasks, harness = prepare(config)
     run_id = check_run_id(config.run_id) if config.run_id else new_run_id(config.harness)
+    check_reachable(config)
     with model_upstream(config) as (upstream, model, ready):
         config = replace(config, model=model)
         return _execute(config, task_set, tasks, harness, run_id, upstream, events or SilentEvents(), ready)

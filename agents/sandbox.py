@@ -8,23 +8,32 @@ What bounds the code, in order of strength:
   stdout and stderr are files here, so this also caps output: Python ignores
   SIGXFSZ, so the write fails with ``EFBIG``), ``RLIMIT_NPROC``
   (0: no new processes or threads; not enforced for root) and ``RLIMIT_CORE`` (0).
-- **A wall-clock limit**: the parent kills the child after ``wall_s``.
+- **A wall-clock limit and a process-group kill**: the child leads its own
+  session; after ``wall_s``, and in any case before it is reaped, its whole
+  process group gets SIGKILL, so nothing it started outlives the run.
 - **An empty environment, a fresh temporary working directory, isolated Python**
   (``-I -S``: no site-packages, no user site, no ``PYTHON*`` variables).
-- **An audit hook** (:pep:`578`) that ends the process on: ``socket.connect`` or
-  name lookups for anything but the probe's host and port; URLs outside the tools
-  URL; ``open`` for writing outside the temporary directory, or for reading outside
-  it and the standard library; file-system changes outside the directory;
-  ``subprocess``, ``os.system``, ``os.exec*``, ``os.fork``, ``os.posix_spawn``,
-  ``os.kill``, ``ctypes``, ``gc.get_objects``/``get_referrers``, ``sqlite3``.
+- **An audit hook** (:pep:`578`, :mod:`agents.sandbox_fence`) that ends the
+  process on: ``socket.connect`` or name lookups for anything but the probe's
+  host and port, sockets other than TCP/UDP/Unix; URLs outside the tools URL;
+  ``open`` for writing outside the temporary directory, or for reading outside it
+  and the standard library; file-system changes outside the directory; new
+  processes and threads (``subprocess``, ``os.system``, ``os.exec*``,
+  ``os.fork``, ``os.posix_spawn``, ``_thread``), signals (``os.kill``),
+  ``ctypes`` and other native modules, tracing, ``gc`` object walks,
+  ``sqlite3``. Its decisions cannot be changed by the code it watches, and
+  functions that act without an audit event (``os.pidfd_open``, ``os.mkfifo``,
+  ...) are replaced by refusals; ``pwd``/``grp`` look-ups find nothing.
 
-The audit hook is a pure-Python, best-effort fence, not a security boundary: C
-extensions can act without raising audit events. It keeps an honest model's code
-in its lane and makes escapes visible; run untrusted agents in a container.
+The audit hook is a pure-Python fence, not a security boundary: C code and
+crafted bytecode act without raising audit events. It keeps an honest model's
+code in its lane and makes escapes visible; run untrusted agents in a container.
 """
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import socket
 import subprocess
@@ -32,7 +41,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agents.sandbox_prelude import BLOCKED_EXIT, BLOCKED_MARK, prelude_source
@@ -107,7 +116,7 @@ def pinned_tools_url(tools_url: str) -> tuple[str, str, int]:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-        address = str(sorted(infos, key=lambda info: info[0] != socket.AF_INET)[0][4][0])  # IPv4 first
+        address = str(min(infos, key=lambda info: info[0] != socket.AF_INET)[4][0])  # IPv4 first
     except OSError as exc:
         raise ValueError(f"cannot resolve {parts.hostname!r}: {exc}") from exc
     netloc = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
@@ -155,25 +164,50 @@ def run_sandboxed(
     url, host, port = pinned_tools_url(tools_url)
     prelude = prelude_source(tools, url, host, port, limits.rlimits(), http_timeout=limits.wall_s)
     with tempfile.TemporaryDirectory(prefix="probegate-code-") as workdir:
-        out, err = Path(workdir, ".stdout"), Path(workdir, ".stderr")
-        with out.open("wb") as stdout, err.open("wb") as stderr:
-            try:
-                proc = subprocess.run(
-                    [sys.executable, "-I", "-S", "-X", "utf8", "-c", prelude],
-                    input=code.encode("utf-8"),
-                    stdout=stdout,
-                    stderr=stderr,
-                    cwd=workdir,
-                    env={},
-                    timeout=limits.wall_s,
-                    check=False,
-                )
-                exit_code: int | None = proc.returncode
-            except subprocess.TimeoutExpired:
-                exit_code = None
+        source, out, err = Path(workdir, ".code"), Path(workdir, ".stdout"), Path(workdir, ".stderr")
+        source.write_text(code, encoding="utf-8")
+        with source.open("rb") as stdin, out.open("wb") as stdout, err.open("wb") as stderr:
+            exit_code = run_in_session(
+                [sys.executable, "-I", "-S", "-X", "utf8", "-c", prelude], (stdin, stdout, stderr),
+                workdir, limits.wall_s)
         error_text = _read(err, limits.output_chars, tail=True)
         reason = stop_reason(exit_code, error_text, limits)
         if BLOCKED_MARK in error_text:
             error_text = error_text.rsplit(BLOCKED_MARK, 1)[0].rstrip()
         return SandboxResult(_read(out, limits.output_chars, tail=False), error_text, exit_code, reason)
 
+
+def run_in_session(argv: list[str], files: tuple[IO[bytes], IO[bytes], IO[bytes]], cwd: str,
+                      wall_s: float) -> int | None:
+    """Run ``argv`` as the leader of a new session; its exit status, ``None`` on timeout.
+
+    The whole process group is killed before the leader is reaped (a zombie still
+    holds its group id, so the id cannot have been reused): nothing the code
+    started outlives the run, even for root, whom ``RLIMIT_NPROC`` does not bind.
+    """
+    stdin, stdout, stderr = files
+    proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env={},
+                            start_new_session=True)
+    try:
+        finished = _wait_unreaped(proc.pid, wall_s)
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+    return proc.returncode if finished else None
+
+
+def _wait_unreaped(pid: int, timeout_s: float) -> bool:
+    """Wait up to ``timeout_s`` for ``pid`` to end without reaping it; whether it ended."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        return bool(select.select([pidfd], [], [], max(timeout_s, 0.0))[0])
+    finally:
+        os.close(pidfd)
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL every process in the group ``pgid`` (none left is fine)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

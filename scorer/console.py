@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from scorer.compare import REGRESSION_RATIO, RunDiff
@@ -37,6 +38,21 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     if summary["interop"]["attempts"]:
         fields = ", ".join(summary["interop"]["fields"]) or "?"
         lines.append(f"[yellow]interop failures (not counted): {summary['interop']['attempts']}[/] fields: {fields}")
+    return lines + warning_lines(summary.get("warnings") or [])
+
+
+#: Warning lines printed before "... and N more".
+MAX_WARNING_LINES = 10
+
+
+def warning_lines(warnings: list[str]) -> list[str]:
+    """Capture warnings for the terminal: a count, then the first :data:`MAX_WARNING_LINES` (escaped for rich)."""
+    if not warnings:
+        return []
+    lines = [f"[yellow]capture warnings: {len(warnings)}[/] (scored anyway; affected steps are marked corrupt_capture)"]
+    lines += ["  " + escape(w) for w in warnings[:MAX_WARNING_LINES]]
+    if len(warnings) > MAX_WARNING_LINES:
+        lines.append(f"  ... and {len(warnings) - MAX_WARNING_LINES} more (summary.json: warnings)")
     return lines
 
 
@@ -75,7 +91,7 @@ def trace_footer(trajectory: Trajectory) -> list[str]:
     lines = [f"probe call #{p.index} {p.tool} {p.status} (no step claimed it)" for p in trajectory.probe_calls if p.joined_by != "call"]
     flags = [f"loop ({trajectory.loop.rule})" if trajectory.loop else "", "max steps hit" if trajectory.max_steps_hit else ""]
     lines.append(f"final answer: {trajectory.final_answer!r} {' '.join(f for f in flags if f)}".rstrip())
-    return lines
+    return lines + warning_lines(trajectory.warnings)
 
 
 def parse_table(chosen: dict[str, Any]) -> Table:

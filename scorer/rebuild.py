@@ -6,6 +6,12 @@ steps, the next request of the same thread gives each call's observation
 (:mod:`scorer.observations`), and probe calls are joined to the steps that caused
 them (:mod:`scorer.join`). Failed exchanges (HTTP >= 400, transport errors) make
 no step; they stay in ``exchanges`` as wire evidence.
+
+The rows are checked first (:mod:`scorer.capture_checks`): every problem becomes
+a line of the trajectory's ``warnings``; a model call the server answered whose
+turn cannot be read makes one step with parse ``failed`` and the note
+``corrupt_capture``, and a step whose probe call had a field repaired gets that
+note too.
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ from typing import Any
 
 from probegate.store.models import Exchange, ProbeCall
 from probegate.wire.content_calls import tool_schemas
-from probegate.wire.reassemble import dialect_of
 from scorer.calls import actual_calls
+from scorer.capture_checks import CORRUPT_NOTE, CaptureIssue, check_rows, is_model_call
 from scorer.join import CallStep, ProbeMoment, attach_by_time, aware, join_calls
 from scorer.loops import detect_loop
 from scorer.observations import structured_observation, text_observation
@@ -37,11 +43,6 @@ from scorer.trajectory import (
 from scorer.turns import ParsedTurn, parse_completion
 
 _CONTEXT_KEYS = ("context_size", "n_ctx", "num_ctx", "context_window", "ctx_size", "context_length")
-
-
-def is_model_call(exchange: Exchange) -> bool:
-    """Whether the exchange was a request for a model turn (chat, completions, ...)."""
-    return dialect_of(exchange.path or "") is not None and exchange.method.upper() == "POST"
 
 
 def succeeded(exchange: Exchange) -> bool:
@@ -224,6 +225,8 @@ def build_trajectory(
     Returns:
         The :class:`~scorer.trajectory.Trajectory`; never raises on odd rows.
     """
+    rows, issues = check_rows(rows)
+    unreadable = {i.exchange_seq for i in issues if i.exchange_seq is not None}
     known = _known_tools(rows, tools)
     ordered = sorted(rows.exchanges, key=lambda e: (e.seq, aware(e.started_at) or aware_min()))
     by_seq = {e.seq: e for e in ordered}
@@ -234,9 +237,12 @@ def build_trajectory(
     for ex in (e for e in ordered if is_model_call(e)):
         thread = tracker.assign(ex.seq, request_messages(ex.request_body))
         records.append(_record(ex, thread, run.params))
-        if not succeeded(ex):
+        if ex.seq in unreadable:
+            parsed = ParsedTurn(None, status="failed", notes=(CORRUPT_NOTE,))
+        elif succeeded(ex):
+            parsed = parse_completion(ex.completion, known, offered=bool(tool_schemas(ex.request_body)))
+        else:
             continue
-        parsed = parse_completion(ex.completion, known, offered=bool(tool_schemas(ex.request_body)))
         turn = _Turn(ex, thread, parsed)
         turn.steps = _steps_of(turn, next_id)
         next_id += len(turn.steps)
@@ -244,6 +250,7 @@ def build_trajectory(
         tracker.record_output(thread, ((ex.completion or {}).get("assistant") or {}).get("content"), [c.call_id or "" for c in parsed.calls])
     _observe(turns, by_seq, tracker)
     probe_records, step_probe = _probe_records(rows, turns, tracker, by_seq)
+    _mark_repaired_probe_calls(turns, probe_records, issues)
     steps = [Step(**s, probe_call=step_probe.get(s["step_id"])) for t in turns for s in t.steps]
     draft = Trajectory(
         run_id=rows.run_id,
@@ -258,9 +265,19 @@ def build_trajectory(
         exchanges=records,
         usage=_usage(records),
         world_state=rows.world_state,
+        warnings=[i.text() for i in issues],
     )
     max_steps = run.params.get("max_steps") if isinstance(run.params.get("max_steps"), int) else max_steps
     return _with_reported_answer(_finish(draft, turns, max_steps), run.params)
+
+
+def _mark_repaired_probe_calls(turns: list[_Turn], records: list[ProbeCallRecord], issues: tuple[CaptureIssue, ...]) -> None:
+    """Add the ``corrupt_capture`` note to the steps whose probe call had a field repaired."""
+    repaired = {i.probe_seq for i in issues if i.probe_seq is not None}
+    marked = {r.step_id for r in records if r.seq in repaired and r.step_id is not None}
+    for step in (s for t in turns for s in t.steps if s["step_id"] in marked):
+        if CORRUPT_NOTE not in step["parse_notes"]:
+            step["parse_notes"] = [*step["parse_notes"], CORRUPT_NOTE]
 
 
 def _with_reported_answer(trajectory: Trajectory, params: dict[str, Any]) -> Trajectory:

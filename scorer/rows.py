@@ -10,7 +10,11 @@ from probegate.store.models import Exchange, ProbeCall
 
 @dataclass(frozen=True)
 class RunInfo:
-    """The run fields the scorer reads (``params`` is the run's params JSON)."""
+    """The run fields the scorer reads (``params`` is the run's params JSON).
+
+    ``warnings`` lists what could not be read from the run's row (its text, as in
+    :attr:`AttemptRows.warnings`).
+    """
 
     id: str
     task_set: str | None = None
@@ -18,6 +22,7 @@ class RunInfo:
     model: str | None = None
     status: str = "done"
     params: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,8 @@ class AttemptRows:
         probe_calls: its probe calls (any order; sorted by ``seq``).
         world_state: the final ``WorldState.state``, ``None`` when no side effect happened.
         world: the fixture name the world was reset from, when known.
+        warnings: values the store held but could not decode (``"exchange 3:
+            response_headers holds invalid JSON"``); those values are ``None`` here.
     """
 
     run_id: str
@@ -38,3 +45,4 @@ class AttemptRows:
     probe_calls: tuple[ProbeCall, ...] = ()
     world_state: dict[str, Any] | None = None
     world: str | None = None
+    warnings: tuple[str, ...] = ()

@@ -17,12 +17,18 @@ Shape (``version`` 1)::
      "tasks": {task: {"tier", "category", "dimensions", "attempts", "scored", "passed",
                       "pass_rate", "pass_hat_k", "score_mean", "score_median", "accuracy",
                       "path_depth", "labels", "stages", "interop"}},
-     "coverage": {"missing_tasks", "unknown_tasks"}}
+     "coverage": {"missing_tasks", "unknown_tasks"},
+     "warnings": ["<task>/<attempt>: exchange 3: completion is a string, not an object", ...]}
 
 where GROUP = {"attempts", "passed", "reach", "score_mean", "accuracy", "misuse_rate",
 "misuse": {"wrong_tool", "wrong_args", "extra", "missing"}, "recoveries", "loops",
 "max_steps_hit", "path_depth", "by_dimension": {dim: rate | null}, "cost": COST} and COST =
 {"model_calls", "prompt_tokens", "completion_tokens"}.
+
+``warnings`` (``[]`` when the captures read cleanly) lists what the store held that
+could not be read, run-level lines first, then each scored attempt's in order
+(:func:`capture_warnings`); it is derived from the store alone, so it stays
+deterministic.
 
 Measured time (model latency) is not part of the summary, so replaying a run gives
 the same bytes; :func:`timing` gives it for ``timing.json``.
@@ -82,6 +88,10 @@ class RunScore:
     def timing(self) -> dict[str, Any]:
         """Measured model latency (ms per attempt): overall and per task."""
         return timing(self)
+
+    def warnings(self) -> list[str]:
+        """What the store held that could not be read (see :func:`capture_warnings`)."""
+        return capture_warnings(self)
 
     def result(self, task_id: str, attempt: int = 0) -> AttemptResult:
         """One attempt's result.
@@ -160,6 +170,14 @@ def _field(evidence: str) -> str | None:
     return found.group(1) if found else offending_field(evidence)
 
 
+def capture_warnings(run_score: RunScore) -> list[str]:
+    """What the store held that could not be read: the run's lines, then ``"<task>/<attempt>: ..."``."""
+    lines = list(run_score.run.warnings)
+    for r in sorted(run_score.results, key=lambda r: (r.task_id, r.attempt)):
+        lines.extend(f"{r.task_id}/{r.attempt}: {w}" for w in r.trajectory.warnings)
+    return lines
+
+
 def timing(run_score: RunScore) -> dict[str, Any]:
     """``{"version", "run", "latency_ms": {"mean", "per_task": {task: ms}}}`` (rounded)."""
     by_task: dict[str, list[AttemptResult]] = {}
@@ -218,5 +236,6 @@ def summarize(run_score: RunScore) -> dict[str, Any]:
         "interop": _interop(run_score.results),
         "tasks": {t: _task_entry(v) for t, v in sorted(by_task.items())},
         "coverage": {"missing_tasks": sorted(run_score.missing_tasks), "unknown_tasks": sorted(run_score.unknown_tasks)},
+        "warnings": capture_warnings(run_score),
     }
     return stable(summary)

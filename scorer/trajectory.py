@@ -20,7 +20,12 @@ Shape (JSON)::
                     "flags", "prompt_tokens", "completion_tokens", "latency_ms",
                     "context_size"}],
      "usage": {"model_calls", "prompt_tokens", "completion_tokens", "latency_ms"},
-     "world_state": {...} | null}
+     "world_state": {...} | null,
+     "warnings": ["exchange 3: completion is a string, not an object", ...]}
+
+``warnings`` (default ``[]``) lists what the capture held that could not be read;
+the steps it touches carry the parse note ``corrupt_capture`` (see
+:mod:`scorer.capture_checks`).
 """
 
 from __future__ import annotations
@@ -162,6 +167,7 @@ class Trajectory(_Model):
     exchanges: list[ExchangeRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     world_state: dict[str, Any] | None = None
+    warnings: list[str] = Field(default_factory=list)
 
     def step(self, step_id: int) -> Step:
         """The step with ``step_id``.

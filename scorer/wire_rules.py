@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from scorer.capture_checks import CORRUPT_NOTE
 from scorer.facts import Facts
 from scorer.labels import Attribution
 from scorer.trajectory import ExchangeRecord
@@ -137,6 +138,8 @@ def format_problems(facts: Facts) -> list[Attribution]:
     out: list[Attribution] = []
     probes_known = facts.trajectory.call_source == "probes"
     for step in facts.trajectory.steps:
+        if CORRUPT_NOTE in step.parse_notes:
+            continue  # the capture is broken, not the model's format (the run's warnings say how)
         notes = ", ".join(step.parse_notes) or "no parser could read it"
         unrun = bool(step.tool_name) and step.probe_call is None
         if step.parse == "failed":

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from agents.runner import RunConfig, check_config, execute
-from probegate.errors import TaskSetError, UsageError
+from agents.runner import RunConfig, SilentEvents, check_config, execute
+from probegate.errors import TaskSetError, UpstreamError, UsageError
 from probegate.store import Exchange, ProbeCall, Run, open_store
 from probegate.testing import (
     ReceivedRequest,
@@ -78,17 +78,35 @@ def test_repeats_with_concurrency(model: RunningServer, store_url: str, tmp_path
     assert report.score.run_score.summary()["headline"]["passed"] == 2
 
 
-def test_an_unreachable_model_fails_attempts_not_the_run(sqlite_url: str, tmp_path: Path) -> None:
-    config = RunConfig(task_set=TASKS, harness="react", model="m", model_endpoint="http://127.0.0.1:9",
+def test_a_model_that_goes_down_fails_attempts_not_the_run(sqlite_url: str, tmp_path: Path) -> None:
+    # up when the run starts (an endpoint down from the start is refused: test_an_unreachable_model_is_refused)
+    server = serve_in_thread(ScriptedUpstream(handler=stock_agent_model))
+
+    class StopTheModel(SilentEvents):
+        def run_started(self, run_id: str, total: int) -> None:
+            server.stop()
+
+    config = RunConfig(task_set=TASKS, harness="react", model="m", model_endpoint=server.url,
                        store=sqlite_url, task_ids=("stock-total",), run_id="run-down", output_dir=tmp_path)
-    report = execute(config)
+    report = execute(config, StopTheModel())
     assert report.status == "done"
     [outcome] = report.outcomes
     assert (outcome.result.stop, outcome.passed) == ("error", False)
     engine = open_store(sqlite_url)
-    run, exchanges, _ = rows(engine, "run-down")
+    _, exchanges, _ = rows(engine, "run-down")
     engine.dispose()
     assert [e.status_code for e in exchanges] == [502]  # the gateway recorded the failed exchange
+
+
+def test_an_unreachable_model_is_refused(sqlite_url: str) -> None:
+    config = RunConfig(task_set=TASKS, harness="react", model="m", model_endpoint="http://127.0.0.1:9",
+                       store=sqlite_url, task_ids=("stock-total",), run_id="run-down")
+    with pytest.raises(UpstreamError, match=re.escape("cannot reach --model-endpoint http://127.0.0.1:9 (")):
+        execute(config)
+    engine = open_store(sqlite_url)
+    with Session(engine) as session:
+        assert list(session.exec(select(Run))) == []  # refused before the run row
+    engine.dispose()
 
 
 @pytest.mark.parametrize(
