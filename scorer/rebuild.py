@@ -136,7 +136,15 @@ def _record(ex: Exchange, thread: int | None, params: dict[str, Any]) -> Exchang
         client=(ex.request_headers or {}).get("user-agent"),
         server=(ex.response_headers or {}).get("server"),
         tools_chars=_tools_chars(ex.request_body),
+        shims=_shims(ex.compat),
     )
+
+
+def _shims(compat: Any) -> list[str]:
+    """The request shims the gateway applied to an exchange (``gateway.compat`` rules;
+    a replay marker is not a shim)."""
+    rules = {c.get("rule") for c in compat or [] if isinstance(c, dict)}
+    return sorted(str(r) for r in rules if r and r != "replay")
 
 
 def _tools_chars(body: Any) -> int:

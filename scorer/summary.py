@@ -5,7 +5,7 @@ rounded to 6 places (:func:`stable`), so the same store gives the same bytes.
 
 Shape (``version`` 1)::
 
-    {"version", "run": {"id", "task_set", "harness", "model", "status", "call_source",
+    {"version", "run": {"id", "task_set", "harness", "model", "status", "call_source", "shims",
              "settings": {"feedback", "temperature", "max_steps", "repeats", "lang"}},
      "headline": {"reach", "tasks", "attempts", "scored_attempts", "passed", "repeats"},
      "overall": GROUP, "tiers": {"P0"|"P1"|"P2": GROUP + {"tasks"}},
@@ -170,6 +170,12 @@ def _field(evidence: str) -> str | None:
     return found.group(1) if found else offending_field(evidence)
 
 
+def shims_used(run_score: RunScore) -> list[str]:
+    """Every request shim the gateway applied during the run (from the exchanges'
+    ``compat`` records), sorted; ``[]`` for a run seen as the agent sent it."""
+    return sorted({s for r in run_score.results for ex in r.trajectory.exchanges for s in ex.shims})
+
+
 def capture_warnings(run_score: RunScore) -> list[str]:
     """What the store held that could not be read: the run's lines, then ``"<task>/<attempt>: ..."``."""
     lines = list(run_score.run.warnings)
@@ -218,6 +224,7 @@ def summarize(run_score: RunScore) -> dict[str, Any]:
             "model": run_score.run.model,
             "status": run_score.run.status,
             "call_source": call_source,
+            "shims": shims_used(run_score),
             "settings": {k: run_score.run.params[k] for k in SETTINGS if run_score.run.params.get(k) is not None},
         },
         "headline": {

@@ -110,6 +110,7 @@ class ExchangeRecord(_Model):
     client: str | None = None
     server: str | None = None
     tools_chars: int = 0
+    shims: list[str] = Field(default_factory=list)
 
 
 class DroppedMessage(_Model):

@@ -45,3 +45,14 @@ def test_reported_answer(wire, outcomes, answer, source) -> None:
     trajectory = Trajectory(run_id="r", task_id="t", attempt=0, final_answer=wire)
     result = _with_reported_answer(trajectory, {"outcomes": outcomes})
     assert (result.final_answer, result.answer_source) == (answer, source)
+
+
+def test_shims_come_from_the_exchanges_compat_records() -> None:
+    from probegate.store.models import Exchange
+    from scorer.rebuild import _record
+
+    ex = Exchange(run_id="r", task_id="t", seq=0, compat=[
+        {"rule": "null-content", "path": "messages[1].content"}, {"rule": "replay", "source": "X"},
+        {"rule": "null-content", "path": "messages[3].content"}, {"rule": "cap-max-length"}])
+    assert _record(ex, 0, {}).shims == ["cap-max-length", "null-content"]
+    assert _record(Exchange(run_id="r", task_id="t"), 0, {}).shims == []
