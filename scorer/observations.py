@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from probegate.wire.json_shapes import items, mapping
 from probegate.wire.tool_results import pair_tool_results
 from scorer.threads import content_text
 
@@ -53,7 +54,7 @@ def _turn_index(messages: list[Any], names: list[str]) -> int | None:
         m = messages[i]
         if not isinstance(m, dict) or m.get("role") != "assistant":
             continue
-        called = [(c.get("function") or {}).get("name") or c.get("name") for c in m.get("tool_calls") or [] if isinstance(c, dict)]
+        called = [mapping(c.get("function")).get("name") or c.get("name") for c in items(m.get("tool_calls")) if isinstance(c, dict)]
         if called == names:
             return i
     return None

@@ -24,6 +24,7 @@ from typing import Any
 
 from probegate.store.models import Exchange, ProbeCall
 from probegate.wire.content_calls import tool_schemas
+from probegate.wire.json_shapes import items, mapping
 from scorer.calls import actual_calls
 from scorer.capture_checks import CORRUPT_NOTE, CaptureIssue, check_rows, is_model_call
 from scorer.join import CallStep, ProbeMoment, attach_by_time, aware, join_calls
@@ -70,9 +71,9 @@ class _Turn:
 
 
 def _raw_output(exchange: Exchange) -> str | None:
-    assistant = (exchange.completion or {}).get("assistant") or {}
+    assistant = mapping(mapping(exchange.completion).get("assistant"))
     content = assistant.get("content")
-    calls = [c for c in assistant.get("tool_calls") or [] if isinstance(c, dict)]
+    calls = [c for c in items(assistant.get("tool_calls")) if isinstance(c, dict)]
     if not calls:
         return content
     lines = [f"{c.get('name')}({c.get('arguments_raw') or ''})" for c in calls]
@@ -87,7 +88,7 @@ def _steps_of(turn: _Turn, first_id: int) -> list[dict[str, Any]]:
         "exchange_seq": ex.seq,
         "thought": parsed.thought,
         "raw_output": _raw_output(ex),
-        "finish_reason": ((ex.completion or {}).get("assistant") or {}).get("finish_reason"),
+        "finish_reason": mapping(mapping(ex.completion).get("assistant")).get("finish_reason"),
         "parse_kind": parsed.kind,
     }
     usage = {"latency_ms": ex.latency_ms, "prompt_tokens": ex.prompt_tokens, "completion_tokens": ex.completion_tokens}
@@ -118,7 +119,7 @@ def _known_tools(rows: AttemptRows, tools: Collection[str]) -> set[str]:
 
 
 def _record(ex: Exchange, thread: int | None, params: dict[str, Any]) -> ExchangeRecord:
-    assistant = (ex.completion or {}).get("assistant") or {}
+    assistant = mapping(mapping(ex.completion).get("assistant"))
     failed = ex.status_code is None or ex.status_code >= 400
     return ExchangeRecord(
         seq=ex.seq,
@@ -128,13 +129,13 @@ def _record(ex: Exchange, thread: int | None, params: dict[str, Any]) -> Exchang
         error=ex.error,
         error_body=ex.response_body if failed else None,
         finish_reason=assistant.get("finish_reason"),
-        flags=sorted(ex.flags or []),
+        flags=sorted(str(f) for f in items(ex.flags)),
         prompt_tokens=ex.prompt_tokens,
         completion_tokens=ex.completion_tokens,
         latency_ms=ex.latency_ms,
         context_size=context_size(params, ex.request_body),
-        client=(ex.request_headers or {}).get("user-agent"),
-        server=(ex.response_headers or {}).get("server"),
+        client=mapping(ex.request_headers).get("user-agent"),
+        server=mapping(ex.response_headers).get("server"),
         tools_chars=_tools_chars(ex.request_body),
         shims=_shims(ex.compat),
     )
@@ -143,7 +144,7 @@ def _record(ex: Exchange, thread: int | None, params: dict[str, Any]) -> Exchang
 def _shims(compat: Any) -> list[str]:
     """The request shims the gateway applied to an exchange (``gateway.compat`` rules;
     a replay marker is not a shim)."""
-    rules = {c.get("rule") for c in compat or [] if isinstance(c, dict)}
+    rules = {c.get("rule") for c in items(compat) if isinstance(c, dict)}
     return sorted(str(r) for r in rules if r and r != "replay")
 
 
@@ -204,8 +205,8 @@ def _probe_record(i: int, p: ProbeCall, joined: dict[int, int], timed: dict[int,
         args=p.args,
         raw_args=p.raw_args,
         status=p.status,
-        missing=list(p.missing or []),
-        invalid={str(k): str(v) for k, v in (p.invalid or {}).items()},
+        missing=[str(m) for m in items(p.missing)],
+        invalid={str(k): str(v) for k, v in mapping(p.invalid).items()},
         result=p.result,
         latency_ms=p.latency_ms,
         step_id=step_id,
@@ -255,7 +256,7 @@ def build_trajectory(
         turn.steps = _steps_of(turn, next_id)
         next_id += len(turn.steps)
         turns.append(turn)
-        tracker.record_output(thread, ((ex.completion or {}).get("assistant") or {}).get("content"), [c.call_id or "" for c in parsed.calls])
+        tracker.record_output(thread, mapping(mapping(ex.completion).get("assistant")).get("content"), [c.call_id or "" for c in parsed.calls])
     _observe(turns, by_seq, tracker)
     probe_records, step_probe = _probe_records(rows, turns, tracker, by_seq)
     _mark_repaired_probe_calls(turns, probe_records, issues)

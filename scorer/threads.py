@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from probegate.wire.json_shapes import items, mapping
 from scorer.trajectory import DroppedMessage
 
 
@@ -71,8 +72,8 @@ def _squash(text: str) -> str:
 def message_key(message: dict[str, Any]) -> str:
     """Identity of a message for prefix comparison (role, text, calls, call id)."""
     calls = [
-        ((c.get("function") or {}).get("name") or c.get("name"), c.get("id"))
-        for c in message.get("tool_calls") or []
+        (mapping(c.get("function")).get("name") or c.get("name"), c.get("id"))
+        for c in items(message.get("tool_calls"))
         if isinstance(c, dict)
     ]
     return json.dumps(
@@ -118,7 +119,7 @@ class ThreadTracker:
         for m in messages:
             if m.get("role") == "tool" and m.get("tool_call_id") in t.output_ids:
                 return True
-            ids = {c.get("id") for c in m.get("tool_calls") or [] if isinstance(c, dict)}
+            ids = {c.get("id") for c in items(m.get("tool_calls")) if isinstance(c, dict)}
             if ids & t.output_ids:
                 return True
             if len(t.output_text) >= 8 and t.output_text in _squash(content_text(m.get("content"))):

@@ -19,6 +19,7 @@ from probegate.wire.content_calls import (
     find_python_calls,
     has_tool_markup,
 )
+from probegate.wire.json_shapes import items, mapping
 from scorer.parsers import (
     ParsedCall,
     code_blocks,
@@ -192,10 +193,10 @@ def parse_completion(completion: dict[str, Any] | None, tools: Collection[str] =
     Returns:
         A :class:`ParsedTurn`; ``kind`` is ``fc`` for structured calls.
     """
-    assistant = (completion or {}).get("assistant") or {}
+    assistant = mapping(mapping(completion).get("assistant"))
     content = assistant.get("content")
     reasoning = assistant.get("reasoning")
-    structured = [c for c in assistant.get("tool_calls") or [] if isinstance(c, dict)]
+    structured = [c for c in items(assistant.get("tool_calls")) if isinstance(c, dict)]
     if structured:
         calls = [structured_call(c) for c in structured]
         thought = (content or "").strip() or reasoning

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from probegate.wire.arguments import parse_arguments
+from probegate.wire.json_shapes import items, mapping
 
 CallKind = Literal["markup", "json", "python"]
 
@@ -41,9 +42,9 @@ _MARKUP_TOKENS = (
     "<\uff5ctool\u2581call\u2581begin\uff5c>",
     "<\uff5ctool\u2581calls\u2581begin\uff5c>",
 )
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
-_FUNCTION_BLOCK = re.compile(r"<function=([\w.\-]+)>(.*?)(?:</function>|$)", re.S)
-_PARAMETER = re.compile(r"<parameter=([\w.\-]+)>\n?(.*?)\n?</parameter>", re.S)
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
+_FUNCTION_BLOCK = re.compile(r"<function=([\w.\-]+)>(.*?)(?:</function>|$)", re.DOTALL)
+_PARAMETER = re.compile(r"<parameter=([\w.\-]+)>\n?(.*?)\n?</parameter>", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def tool_schemas(request: Any) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     if not isinstance(request, dict):
         return out
-    for tool in request.get("tools") or []:
+    for tool in items(request.get("tools")):
         if not isinstance(tool, dict):
             continue
         fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
@@ -94,7 +95,7 @@ def tool_schemas(request: Any) -> dict[str, dict[str, Any]]:
         if isinstance(name, str):
             params = fn.get("parameters") or fn.get("input_schema") or {}
             out[name] = params if isinstance(params, dict) else {}
-    for fn in request.get("functions") or []:
+    for fn in items(request.get("functions")):
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
             params = fn.get("parameters") or {}
             out[fn["name"]] = params if isinstance(params, dict) else {}
@@ -103,7 +104,7 @@ def tool_schemas(request: Any) -> dict[str, dict[str, Any]]:
 
 def coerce(value: str, schema: dict[str, Any] | None) -> tuple[Any, bool]:
     """Coerce a markup string value to the schema's type; returns (value, changed)."""
-    kind = (schema or {}).get("type")
+    kind = mapping(schema).get("type")
     text = value.strip()
     try:
         if kind == "integer" and re.fullmatch(r"[+-]?\d+", text):
@@ -137,7 +138,7 @@ def find_markup_calls(text: str, schemas: dict[str, dict[str, Any]] | None = Non
 
 
 def _function_block(name: str, body: str, raw: str, schemas: dict[str, dict[str, Any]]) -> TextCall:
-    props = (schemas.get(name) or {}).get("properties") or {}
+    props = mapping(mapping(schemas.get(name)).get("properties"))
     params = list(_PARAMETER.finditer(body))
     if params:
         args: dict[str, Any] = {}

@@ -31,6 +31,7 @@ from typing import Any
 
 from probegate.wire.arguments import parse_arguments
 from probegate.wire.content_calls import detect_content_calls
+from probegate.wire.json_shapes import items
 from probegate.wire.sse import StreamEvent
 from probegate.wire.tool_results import missing_tool_call_ids
 
@@ -318,7 +319,7 @@ def _read_chat_message(ex: _Exchange, choice: dict[str, Any], *, delta: bool) ->
     if isinstance(msg, dict):
         turn.add_text(msg.get("content"))
         turn.add_reasoning_from(msg)
-        for fragment in msg.get("tool_calls") or []:
+        for fragment in items(msg.get("tool_calls")):
             if isinstance(fragment, dict):
                 turn.add_call_fragment(fragment, whole=not delta)
         if isinstance(msg.get("function_call"), dict):
@@ -333,7 +334,7 @@ def _read_chat_object(ex: _Exchange, obj: dict[str, Any], *, delta: bool) -> Non
         ex.stream_error(obj)
         return
     ex.keep_meta(obj)
-    for choice in obj.get("choices") or []:
+    for choice in items(obj.get("choices")):
         if isinstance(choice, dict):
             _read_chat_message(ex, choice, delta=delta)
     if _usage(obj.get("usage")):
@@ -350,7 +351,7 @@ def _read_ollama_object(ex: _Exchange, obj: dict[str, Any]) -> None:
     if isinstance(msg, dict):
         turn.add_text(msg.get("content"))
         turn.add_reasoning_from(msg)
-        for fragment in msg.get("tool_calls") or []:
+        for fragment in items(msg.get("tool_calls")):
             if isinstance(fragment, dict):  # Ollama sends every call whole
                 turn.add_call_fragment(fragment, whole=True)
     if "response" in obj:
@@ -365,16 +366,16 @@ def _read_ollama_object(ex: _Exchange, obj: dict[str, Any]) -> None:
 
 def _read_responses_output(ex: _Exchange, response: dict[str, Any]) -> None:
     turn = ex.turn(0)
-    for item in response.get("output") or []:
+    for item in items(response.get("output")):
         if not isinstance(item, dict):
             continue
         kind = item.get("type")
         if kind == "message":
-            for part in item.get("content") or []:
+            for part in items(item.get("content")):
                 if isinstance(part, dict) and part.get("type") in ("output_text", "text"):
                     turn.add_text(part.get("text"))
         elif kind == "reasoning":
-            for part in (item.get("content") or []) + (item.get("summary") or []):
+            for part in items(item.get("content")) + items(item.get("summary")):
                 if isinstance(part, dict) and isinstance(part.get("text"), str):
                     turn.reasoning.append(part["text"])
         elif kind == "function_call":
@@ -488,7 +489,7 @@ def _finish_flags(ex: _Exchange, request: Any, assistant: dict[str, Any], stream
     if stream and ex.dialect in ("ollama_chat", "ollama_generate") and not ex.done:
         ex.flags.add("stream_incomplete")
     if ex.dialect == "chat" and isinstance(request, dict):
-        if missing_tool_call_ids(request.get("messages") or []):
+        if missing_tool_call_ids(items(request.get("messages"))):
             ex.flags.add("missing_tool_call_id")
 
 

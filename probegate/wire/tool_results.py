@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from probegate.wire.json_shapes import items
+
 PairedBy = Literal["id", "name", "position"]
 
 
@@ -46,7 +48,7 @@ class ToolResult:
 
 def _calls_of(message: dict[str, Any]) -> list[tuple[str | None, str | None]]:
     calls: list[tuple[str | None, str | None]] = []
-    for call in message.get("tool_calls") or []:
+    for call in items(message.get("tool_calls")):
         if not isinstance(call, dict):
             continue
         fn = call.get("function") if isinstance(call.get("function"), dict) else {}

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
@@ -250,6 +250,8 @@ def _task() -> Any:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(_EXCHANGE_JSON + _PROBE_JSON + ("state",)), st.integers(0, 1), _JSON),
                 min_size=1, max_size=4))
+@example([("request_body", 0, {"tools": 1})])  # found by CI: a number where the tool list should be
+@example([("request_body", 1, {"messages": [{"role": "assistant", "tool_calls": [{"function": 1}]}]})])
 def test_any_json_in_any_column_scores(damages: list[tuple[str, int, Any]]) -> None:
     # the rebuild, the score and the file outputs, in memory: rows as the store would hand them over
     from probegate.store.models import Exchange, ProbeCall
