@@ -1,14 +1,25 @@
 """Gateway overhead against peers, side by side, in one run on loopback.
 
-    python -m bench.gateway [--smoke] [--json out.json] [--markdown out.md]
+    python -m bench.gateway [--smoke] [--no-litellm] [--litellm PATH] [--json F] [--markdown F]
+                            [--py-spy DIR] [--httpx-transport]
 
 Starts a fast local upstream (``bench.upstream``), then measures it directly, through
 ``probegate serve``, through mitmproxy in reverse mode (streaming on), and through
-LiteLLM proxy when the ``bench`` extra is installed (skipped with a note otherwise):
-latency p50/p90/p99 at concurrency 1 and 32, the maximum sustained rate, time to first
-chunk and inter-chunk gaps of 200-chunk streams, peak RSS of each proxy, and (for
-probegate) captures written against requests sent. Every process is separate, so the
-client, the proxy and the upstream share the machine's cores as they would in use.
+LiteLLM proxy when it is installed (``--litellm PATH``, ``$PROBEGATE_BENCH_LITELLM``,
+``.venv-bench/bin/litellm`` or ``PATH``; skipped with a note otherwise):
+
+- latency p50/p90/p99 at concurrency 1 and 32, in interleaved rounds (every target
+  gets a slice of each round, so a drift in machine load hits all of them alike);
+- the maximum sustained rate (closed loop, 64 clients);
+- streams: time to first chunk of short streams read one at a time; inter-chunk gaps
+  of 200-chunk streams paced 5 ms apart, one at a time and four at a time, on a quiet
+  proxy, and one at a time right after the throughput burst (while probegate's writer
+  still drains the burst's captures: the backlog and its drain time are reported);
+- peak RSS of each proxy, and for probegate captures written against requests sent.
+
+Every process is separate, so client, proxy and upstream share the machine's cores as
+they would in use. ``--py-spy DIR`` records the probegate process with py-spy while it
+is measured (the numbers of such a run are perturbed by the sampling).
 """
 
 from __future__ import annotations
@@ -16,281 +27,207 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
-import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench import load
+from bench import load, peers, report
+from bench.peers import Target
+from bench.procs import BIN, loadavg, machine, peak_rss_mib, spawn, stop, wait_http
 from probegate.testing.server import free_port
 
-BIN = Path(sys.executable).parent
-ROOT = Path(__file__).resolve().parents[1]
+GAP_MS = 5.0
 
 
 @dataclass
 class Sizes:
     """How much load each measurement sends."""
 
-    lat1: int = 2000
-    lat32: int = 6000
+    lat1: int = 4000
+    lat32: int = 8000
+    rounds: int = 4
     seconds: float = 10.0
-    streams: int = 24
-    warmup: int = 100
+    ttfc: int = 400
+    streams1: int = 10
+    streams4: int = 24
+    after_burst: int = 4
+    warmup: int = 50
 
     @classmethod
     def smoke(cls) -> Sizes:
-        return cls(lat1=40, lat32=64, seconds=1.0, streams=2, warmup=5)
+        """Tiny loads: checks the code runs, measures nothing."""
+        return cls(lat1=40, lat32=64, rounds=2, seconds=1.0, ttfc=10, streams1=2, streams4=4, after_burst=1, warmup=5)
 
 
-@dataclass
-class Target:
-    """One way of reaching the upstream."""
-
-    name: str
-    base: str  # URL prefix up to and excluding /chat/completions
-    proc: subprocess.Popen[bytes] | None = None
-    sent: int = 0
-    results: dict[str, Any] = field(default_factory=dict)
-
-
-def _wait_http(url: str, proc: subprocess.Popen[bytes] | None, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
-        try:
-            httpx.post(url, content=load.BODY, headers=load.HEADERS, timeout=5)
-            return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer within {timeout} s")
+async def _interleaved(targets: list[Target], n: int, concurrency: int, sizes: Sizes) -> None:
+    """Latency at ``concurrency`` for every target, in ``sizes.rounds`` interleaved slices."""
+    key = f"lat{concurrency}"
+    samples: dict[str, list[float]] = {t.name: [] for t in targets}
+    errors = dict.fromkeys(samples, 0)
+    per_round = max(1, n // sizes.rounds)
+    for _ in range(sizes.rounds):
+        for target in targets:
+            got, bad = await load.latency_samples(f"{target.base}/chat/completions", per_round, concurrency,
+                                                  warmup=sizes.warmup)
+            samples[target.name] += got
+            errors[target.name] += bad
+            target.sent += per_round + sizes.warmup
+    for target in targets:
+        target.results[key] = asdict(load.Latency.of(samples[target.name], concurrency, errors[target.name]))
 
 
-def _spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
-                            env={**os.environ, **(env or {})})
+async def _drain(target: Target, key: str = "pending", timeout: float = 300.0) -> dict[str, Any] | None:
+    """Wait until probegate's health figure ``key`` is 0; returns it at the start and the wait (s).
 
-
-def peak_rss_mib(pid: int) -> float | None:
-    """Peak resident set size (VmHWM) of a process and its children, MiB."""
-    total = 0.0
-    found = False
-    for candidate in [pid, *_children(pid)]:
-        try:
-            for line in Path(f"/proc/{candidate}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    total += int(line.split()[1]) / 1024
-                    found = True
-        except OSError:
-            continue
-    return round(total, 1) if found else None
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return []
-    out = [int(k) for k in kids]
-    for kid in list(out):
-        out.extend(_children(kid))
-    return out
-
-
-def start_probegate(upstream: str, store: str) -> Target:
-    port = free_port()
-    proc = _spawn([str(BIN / "probegate"), "serve", "--upstream", upstream, "--port", str(port),
-                   "--store", store])
-    target = Target("probegate", f"http://127.0.0.1:{port}/r/bench/t/0/v1", proc)
-    _wait_http(f"{target.base}/chat/completions", proc)
-    target.sent += 1
-    return target
-
-
-def start_mitmproxy(upstream: str, confdir: str) -> Target | None:
-    mitmdump = BIN / "mitmdump"
-    if not mitmdump.exists():
+    ``queue_depth`` counts captures waiting for the writer; ``pending`` also counts the
+    batch being written and the exchanges in flight (streams being read).
+    """
+    if target.health is None:
         return None
-    port = free_port()
-    proc = _spawn([str(mitmdump), "--mode", f"reverse:{upstream}", "--listen-host", "127.0.0.1",
-                   "--listen-port", str(port), "-s", str(ROOT / "bench" / "mitm_stream.py"), "-q",
-                   "--set", f"confdir={confdir}"])
-    target = Target("mitmproxy (reverse, stream on)", f"http://127.0.0.1:{port}/v1", proc)
-    _wait_http(f"{target.base}/chat/completions", proc)
-    return target
+    t0 = time.perf_counter()
+    async with httpx.AsyncClient(timeout=10) as client:
+        first = (await client.get(target.health)).json()
+        left = first[key]
+        while left > 0 and time.perf_counter() - t0 < timeout:
+            await asyncio.sleep(0.02)
+            left = (await client.get(target.health)).json()[key]
+    return {"backlog": first[key], "drain_s": round(time.perf_counter() - t0, 2), "left": left}
 
 
-def start_litellm(upstream: str, workdir: Path) -> Target | None:
-    litellm = shutil.which("litellm", path=str(BIN)) or shutil.which("litellm")
-    if litellm is None:
-        return None
-    config = workdir / "litellm.yaml"
-    config.write_text(
-        "model_list:\n  - model_name: bench\n    litellm_params:\n"
-        f"      model: openai/bench\n      api_base: {upstream}/v1\n      api_key: bench\n"
-        "litellm_settings:\n  telemetry: false\n"
-    )
-    port = free_port()
-    proc = _spawn([litellm, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
-                  env={"LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False"})
-    target = Target("LiteLLM proxy", f"http://127.0.0.1:{port}/v1", proc)
-    _wait_http(f"{target.base}/chat/completions", proc, timeout=180)
-    return target
-
-
-async def measure(target: Target, sizes: Sizes) -> None:
+async def _each(target: Target, sizes: Sizes) -> None:
+    """Throughput, streams while probegate drains the burst's backlog, then quiet streams."""
     url = f"{target.base}/chat/completions"
-    r = target.results
-    lat1 = await load.latency(url, sizes.lat1, 1, warmup=sizes.warmup)
-    lat32 = await load.latency(url, sizes.lat32, 32, warmup=sizes.warmup)
     rps, ok, errors = await load.throughput(url, sizes.seconds, 64)
-    prof = await load.streams(url, sizes.streams)
-    target.sent += sizes.lat1 + sizes.lat32 + 2 * sizes.warmup + ok + errors + sizes.streams
-    r["lat1"], r["lat32"] = asdict(lat1), asdict(lat32)
-    r["rps"], r["rps_errors"] = round(rps, 1), errors
-    r["stream"] = asdict(prof)
-    if target.proc is not None:
-        r["peak_rss_mib"] = peak_rss_mib(target.proc.pid)
+    after, drain = await asyncio.gather(load.streams(url, sizes.after_burst, concurrency=1),
+                                        _drain(target, "queue_depth"))
+    await _drain(target, "pending")
+    ttfc = await load.first_chunk(url, sizes.ttfc, warmup=sizes.warmup)
+    one = await load.streams(url, sizes.streams1, concurrency=1)
+    four = await load.streams(url, sizes.streams4, concurrency=4, stagger_ms=GAP_MS * 50)
+    target.sent += (ok + errors + sizes.after_burst + sizes.ttfc + sizes.warmup + sizes.streams1 + sizes.streams4
+                    + 3)  # + one warm-up stream per streams() call
+    target.results.update(rps=round(rps, 1), rps_errors=errors, after_burst=asdict(after), drain=drain,
+                          ttfc=asdict(ttfc), stream1=asdict(one), stream4=asdict(four))
 
 
-def stop(target: Target) -> None:
-    if target.proc is None:
-        return
-    target.proc.send_signal(signal.SIGTERM)
-    try:
-        target.proc.wait(60)
-    except subprocess.TimeoutExpired:
-        target.proc.kill()
+async def measure(targets: list[Target], sizes: Sizes) -> None:
+    """Run every measurement on every target; results land in ``target.results``."""
+    await _interleaved(targets, sizes.lat1, 1, sizes)
+    await _interleaved(targets, sizes.lat32, 32, sizes)
+    for target in targets:
+        await _each(target, sizes)
+        if target.proc is not None:
+            target.results["peak_rss_mib"] = peak_rss_mib(target.proc.pid)
 
 
 def count_captures(store: str) -> int:
+    """Exchange rows in ``store``."""
     from sqlalchemy import func
     from sqlmodel import Session, select
 
     from probegate.store import Exchange, open_store
 
-    with Session(open_store(store)) as session:
-        return session.exec(select(func.count()).select_from(Exchange)).one()
+    engine = open_store(store)
+    try:
+        with Session(engine) as session:
+            return session.exec(select(func.count()).select_from(Exchange)).one()
+    finally:
+        engine.dispose()
 
 
-def run(sizes: Sizes, with_litellm: bool = True) -> dict[str, Any]:
-    """Run every measurement; returns a JSON-able result."""
-    work = Path(tempfile.mkdtemp(prefix="probegate-bench-"))
-    up_port = free_port()
-    upstream_url = f"http://127.0.0.1:{up_port}"
-    upstream = _spawn([sys.executable, "-m", "bench.upstream", "--port", str(up_port), "--gap-ms", "5"])
+def _start_peers(upstream: str, work: Path, litellm: str | None, use_litellm: bool,
+                 httpx_transport: bool = False) -> tuple[list[Target], list[str]]:
     targets: list[Target] = []
     notes: list[str] = []
-    store = f"sqlite:///{work / 'bench.db'}"
     try:
-        _wait_http(f"{upstream_url}/v1/chat/completions", upstream)
-        targets.append(Target("direct", f"{upstream_url}/v1"))
-        targets.append(start_probegate(upstream_url, store))
-        mitm = start_mitmproxy(upstream_url, str(work / "mitm"))
+        targets.append(peers.start_probegate(upstream, f"sqlite:///{work / 'bench.db'}", work / "probegate.log"))
+        if httpx_transport:
+            targets.append(peers.start_probegate(upstream, f"sqlite:///{work / 'bench-httpx.db'}",
+                                                 work / "probegate-httpx.log", transport="httpx"))
+        mitm = peers.start_mitmproxy(upstream, work / "mitm", work / "mitmproxy.log")
         if mitm:
             targets.append(mitm)
         else:
-            notes.append("mitmproxy skipped: mitmdump not found")
-        if with_litellm:
-            lite = start_litellm(upstream_url, work)
-            if lite:
-                targets.append(lite)
-            else:
-                notes.append("LiteLLM skipped: install the bench extra (pip install 'probegate[bench]')")
-        else:
+            notes.append("mitmproxy skipped: mitmdump not found next to this Python")
+        if not use_litellm:
             notes.append("LiteLLM skipped (--no-litellm)")
+            return targets, notes
+        executable = peers.find_litellm(litellm)
+        if executable is None:
+            notes.append("LiteLLM skipped: no litellm executable (see docs/benchmarks.md to install it)")
+        else:
+            targets.append(peers.start_litellm(upstream, work, executable, work / "litellm.log"))
+    except BaseException:
         for target in targets:
-            asyncio.run(measure(target, sizes))
+            stop(target.proc)
+        raise
+    return targets, notes
+
+
+def _py_spy(pid: int, out_dir: Path) -> subprocess.Popen[bytes]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([str(BIN / "py-spy"), "record", "--pid", str(pid), "--rate", "500", "--nonblocking", "--threads",
+                             "--format", "raw", "-o", str(out_dir / "probegate.txt")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def run(sizes: Sizes, use_litellm: bool = True, litellm: str | None = None, py_spy: Path | None = None,
+        httpx_transport: bool = False) -> dict[str, Any]:
+    """Run every measurement; returns a JSON-able result (see :mod:`bench.report`)."""
+    info = machine()
+    work = Path(tempfile.mkdtemp(prefix="probegate-bench-"))
+    up_port = free_port()
+    upstream_url = f"http://127.0.0.1:{up_port}"
+    upstream = spawn([str(BIN / "python"), "-m", "bench.upstream", "--port", str(up_port), "--gap-ms", str(GAP_MS)])
+    targets: list[Target] = []
+    spy = None
+    try:
+        wait_http(f"{upstream_url}/v1/chat/completions", load.BODY, load.HEADERS, upstream)
+        started, notes = _start_peers(upstream_url, work, litellm, use_litellm, httpx_transport)
+        targets = [Target("direct", f"{upstream_url}/v1"), *started]
+        pg = targets[1]
+        if py_spy is not None and pg.proc is not None:
+            spy = _py_spy(pg.proc.pid, py_spy)
+            notes.append(f"py-spy recorded probegate during this run ({py_spy}): its numbers are perturbed")
+        asyncio.run(measure(targets, sizes))
+        info["loadavg_at_end"] = loadavg()
     finally:
         for target in targets:
-            stop(target)
-        upstream.send_signal(signal.SIGTERM)
-        upstream.wait(30)
-    pg = next(t for t in targets if t.name == "probegate")
-    pg.results["captures_written"] = count_captures(store)
+            stop(target.proc)
+        if spy is not None:
+            spy.wait(60)
+        stop(upstream)
+    pg.results["captures_written"] = count_captures(f"sqlite:///{work / 'bench.db'}")
     pg.results["requests_sent"] = pg.sent
-    return {
-        "machine": machine(),
-        "sizes": asdict(sizes),
-        "targets": {t.name: t.results for t in targets},
-        "notes": notes,
-    }
-
-
-def machine() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "platform": platform.platform()}
-
-
-def added(results: dict[str, Any], name: str, key: str, q: str) -> float:
-    return results["targets"][name][key][q] - results["targets"]["direct"][key][q]
-
-
-def markdown(results: dict[str, Any]) -> str:
-    """The results as Markdown tables (added latency, throughput, streams, memory)."""
-    t = results["targets"]
-    peers = [n for n in t if n != "direct"]
-    lines = ["| | p50 c=1 | p90 c=1 | p99 c=1 | p50 c=32 | p99 c=32 | max req/s (c=64) | errors | peak RSS MiB |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for name in t:
-        r = t[name]
-        lines.append(f"| {name} (ms, absolute) | {r['lat1']['p50']:.2f} | {r['lat1']['p90']:.2f} | "
-                     f"{r['lat1']['p99']:.2f} | {r['lat32']['p50']:.2f} | {r['lat32']['p99']:.2f} | "
-                     f"{r['rps']:.0f} | {r['lat1']['errors'] + r['lat32']['errors'] + r['rps_errors']} | "
-                     f"{r.get('peak_rss_mib', '–')} |")
-    lines += ["", "Added latency over direct (ms):", "",
-              "| proxy | p50 c=1 | p90 c=1 | p99 c=1 | p50 c=32 | p99 c=32 | throughput vs direct |",
-              "|---|---|---|---|---|---|---|"]
-    for name in peers:
-        lines.append(f"| {name} | {added(results, name, 'lat1', 'p50'):.2f} | {added(results, name, 'lat1', 'p90'):.2f} | "
-                     f"{added(results, name, 'lat1', 'p99'):.2f} | {added(results, name, 'lat32', 'p50'):.2f} | "
-                     f"{added(results, name, 'lat32', 'p99'):.2f} | {t[name]['rps'] / t['direct']['rps']:.2f}x |")
-    lines += ["", "Streams (200 chunks, 5 ms apart at the upstream):", "",
-              "| | time to first chunk p50 (ms) | added | gap p50 (ms) | gap p99 (ms) | chunks seen per stream |",
-              "|---|---|---|---|---|---|"]
-    for name in t:
-        s = t[name]["stream"]
-        extra = s["ttfc_p50"] - t["direct"]["stream"]["ttfc_p50"]
-        lines.append(f"| {name} | {s['ttfc_p50']:.2f} | {extra:+.2f} | {s['gap_p50']:.2f} | {s['gap_p99']:.2f} | "
-                     f"{s['chunks_per_stream']:.0f} |")
-    pg = t["probegate"]
-    lines += ["", f"probegate captures written: {pg['captures_written']} of {pg['requests_sent']} requests sent."]
-    pg_added = added(results, "probegate", "lat1", "p50")
-    for name in peers:
-        if name != "probegate" and pg_added > 0:
-            lines.append(f"- {name} adds {added(results, name, 'lat1', 'p50') / pg_added:.1f}x probegate's p50 (c=1).")
-    lines += [f"- note: {n}" for n in results["notes"]]
-    return "\n".join(lines)
+    for target in targets[2:]:
+        if target.name == "probegate (httpx)":
+            target.results["captures_written"] = count_captures(f"sqlite:///{work / 'bench-httpx.db'}")
+            target.results["requests_sent"] = target.sent
+    return {"machine": info, "sizes": asdict(sizes), "gap_ms": GAP_MS, "workdir": str(work),
+            "targets": {t.name: t.results for t in targets}, "notes": notes}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="tiny loads, to check the bench runs")
     parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM even when installed")
+    parser.add_argument("--litellm", help=f"the litellm executable (default: ${peers.LITELLM_ENV}, "
+                                          ".venv-bench/bin/litellm, then PATH)")
     parser.add_argument("--json", type=Path, help="write the raw results here")
     parser.add_argument("--markdown", type=Path, help="write the tables here")
+    parser.add_argument("--py-spy", type=Path, help="record the probegate process with py-spy into this folder")
+    parser.add_argument("--httpx-transport", action="store_true",
+                        help="also measure probegate with --transport httpx (the transport comparison)")
     args = parser.parse_args()
     sizes = Sizes.smoke() if args.smoke else Sizes()
-    results = run(sizes, with_litellm=not args.no_litellm)
-    text = markdown(results)
+    results = run(sizes, use_litellm=not args.no_litellm, litellm=args.litellm, py_spy=args.py_spy,
+                  httpx_transport=args.httpx_transport)
+    text = report.gateway_markdown(results)
     print(text)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -2,7 +2,8 @@
 
 ``POST /v1/chat/completions`` answers a ~1 KB completion, or, when the body asks for
 ``"stream": true``, 200 SSE chunks paced ``--gap-ms`` apart (the pace is what the proxy
-must preserve). Run: ``python -m bench.upstream --port 9001 --gap-ms 5``.
+must preserve; ``"max_tokens": N`` in the body cuts the stream to N chunks, for cheap
+time-to-first-chunk samples). Run: ``python -m bench.upstream --port 9001 --gap-ms 5``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from typing import Any
 
 from probegate.testing.streams import chat_chunk, chat_completion
@@ -18,6 +20,15 @@ CONTENT = ("probegate measures how far an agent gets. " * 24)[:1000]
 COMPLETION = json.dumps(chat_completion(CONTENT)).encode()
 CHUNKS = [f"data: {json.dumps(chat_chunk({'content': f'tok{i} '}))}\n\n".encode() for i in range(200)]
 CHUNKS.append(b"data: [DONE]\n\n")
+_MAX_TOKENS = re.compile(rb'"max_tokens":\s*(\d+)')
+
+
+def stream_chunks(body: bytes) -> list[bytes]:
+    """The chunks to send for a stream request: all 200, or ``max_tokens`` of them, then ``[DONE]``."""
+    found = _MAX_TOKENS.search(body)
+    if found is None:
+        return CHUNKS
+    return CHUNKS[: min(int(found.group(1)), len(CHUNKS) - 1)] + CHUNKS[-1:]
 
 
 def make_app(gap_ms: float) -> Any:
@@ -41,7 +52,7 @@ def make_app(gap_ms: float) -> Any:
                         "headers": [(b"content-type", b"text/event-stream")]})
             loop = asyncio.get_running_loop()
             start = loop.time()
-            for i, chunk in enumerate(CHUNKS):
+            for i, chunk in enumerate(stream_chunks(body)):
                 delay = start + i * gap - loop.time()  # a fixed schedule, not drifting sleeps
                 if delay > 0:
                     await asyncio.sleep(delay)
