@@ -12,7 +12,6 @@ truncation (:class:`~scorer.trajectory.DroppedMessage`).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,20 +65,35 @@ def _item(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    # str.split() splits on exactly the characters re's \s matches in a str pattern
+    return " ".join(text.split())
 
 
-def message_key(message: dict[str, Any]) -> str:
-    """Identity of a message for prefix comparison (role, text, calls, call id)."""
-    calls = [
-        (mapping(c.get("function")).get("name") or c.get("name"), c.get("id"))
+MessageKey = tuple[Any, ...]
+
+
+def message_key(message: dict[str, Any]) -> MessageKey:
+    """Identity of a message for prefix comparison: (role, squashed text, ((tool, call id), ...),
+    tool_call_id). A tuple, not a JSON string: hashing and comparing it is the scorer's hot path."""
+    calls = tuple(
+        (_hashable(mapping(c.get("function")).get("name") or c.get("name")), _hashable(c.get("id")))
         for c in items(message.get("tool_calls"))
         if isinstance(c, dict)
-    ]
-    return json.dumps(
-        [message.get("role"), _squash(content_text(message.get("content"))), calls, message.get("tool_call_id")],
-        ensure_ascii=False,
     )
+    return (
+        _hashable(message.get("role")),
+        _squash(content_text(message.get("content"))),
+        calls,
+        _hashable(message.get("tool_call_id")),
+    )
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` itself when it is a JSON scalar, else its canonical JSON text (a damaged row may
+    hold an object where a string belongs)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 @dataclass
@@ -87,7 +101,7 @@ class _Thread:
     thread: int
     parent: int | None
     first: list[tuple[str, str]]  # (role, squashed text) of the first system and user messages
-    last_keys: list[str] = field(default_factory=list)
+    last_keys: list[MessageKey] = field(default_factory=list)
     output_text: str = ""
     output_ids: set[str] = field(default_factory=set)
     exchanges: list[int] = field(default_factory=list)
@@ -111,7 +125,7 @@ class ThreadTracker:
     threads: list[_Thread] = field(default_factory=list)
     _recent: list[int] = field(default_factory=list)
 
-    def _extends(self, t: _Thread, keys: list[str]) -> bool:
+    def _extends(self, t: _Thread, keys: list[MessageKey]) -> bool:
         n = len(t.last_keys)
         return n > 0 and len(keys) >= n and keys[:n] == t.last_keys
 
