@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import sys
 
@@ -108,6 +109,11 @@ def serve(
     if replay and upstream:
         target = f"replay of {replay} ({replay_mode}), else {upstream}"
     typer.echo(f"probegate gateway on http://{host}:{port} -> {target} (store: {store_url})", err=True)
+    # Move everything imported so far (FastAPI, SQLAlchemy, pydantic: ~150,000 objects) out of
+    # the collector's reach: full collections while the writer drains a burst then walk only
+    # the captures, and the longest stream gap after a burst falls from ~90 to ~24 ms
+    # (docs/benchmarks.md, "what the profiles show").
+    gc.freeze()
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)
 
 
