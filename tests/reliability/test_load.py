@@ -59,7 +59,8 @@ def test_10k_requests_with_faults_store_exactly_one_exchange_each(store_url: str
 
     assert len(results) == REQUESTS
     ids = [xid for _, xid, _ in results]
-    assert None not in ids, "every client got an answer with its exchange id"
+    unanswered = Counter(outcome for _, xid, outcome in results if xid is None)
+    assert not unanswered, f"every client got an answer with its exchange id; without one: {dict(unanswered)}"
     assert len(set(ids)) == REQUESTS
     statuses = Counter(status for status, _, _ in results)
     assert statuses[504] == upstream.fault_counts()["slow"]
