@@ -19,6 +19,10 @@ Rules:
 - ``cap-max-length[=N]``: ``maxLength`` above N (default 1000) is dropped from the
   offered tool schemas (llama.cpp turns it into a grammar repetition and crashes,
   SIGSEGV, on values like 2000). The probes still enforce the real limits.
+- ``system-for-tools``: a chat request with ``tools`` and no system message gets an
+  empty one first (llama-cpp-python's chatml-function-calling writes the tool list
+  into the system message, so without one the tools never reach the model; LangChain's
+  ``create_agent`` without a system prompt sends none).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from typing import Any
 
 from probegate.errors import UsageError
 
-RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length")
+RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length",
+         "system-for-tools")
 DEFAULT_MAX_LENGTH = 1000
 
 
@@ -43,11 +48,12 @@ class CompatRules:
     max_tokens_alias: bool = False
     tool_choice_auto: bool = False
     cap_max_length: int | None = None
+    system_for_tools: bool = False
     names: tuple[str, ...] = field(default=())
 
     def __bool__(self) -> bool:
         return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias
-                    or self.tool_choice_auto or self.cap_max_length)
+                    or self.tool_choice_auto or self.cap_max_length or self.system_for_tools)
 
 
 def parse_rules(specs: list[str] | str | None) -> CompatRules:
@@ -91,6 +97,7 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
         max_tokens_alias=flags.get("max-tokens-alias", False),
         tool_choice_auto=flags.get("tool-choice-auto", False),
         cap_max_length=cap,
+        system_for_tools=flags.get("system-for-tools", False),
         names=names,
     )
 
@@ -148,6 +155,17 @@ def _tool_choice(body: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _system_for_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    if not body.get("tools") or not isinstance(messages, list):
+        return []
+    if any(isinstance(m, dict) and m.get("role") in ("system", "developer") for m in messages):
+        return []
+    system = {"role": "system", "content": ""}
+    messages.insert(0, system)
+    return [{"rule": "system-for-tools", "path": "messages[0]", "from": None, "to": dict(system)}]
+
+
 def _cap_lengths(schema: Any, cap: int, path: str, changes: list[dict[str, Any]]) -> None:
     if isinstance(schema, dict):
         limit = schema.get("maxLength")
@@ -196,6 +214,8 @@ def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, 
         changes += _tool_choice(obj)
     if rules.cap_max_length:
         changes += _cap_max_length(obj, rules.cap_max_length)
+    if rules.system_for_tools:
+        changes += _system_for_tools(obj)
     if not changes:
         return body, []
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(), changes

@@ -97,7 +97,7 @@ class Doctor:
         if self.model is None:
             self.model = self._first_model()
         checks: list[Callable[[], Check]] = [
-            self.plain, self.tools, self.tools_without_choice, self.tools_stream,
+            self.plain, self.tools, self.tools_without_choice, self.tools_without_system, self.tools_stream,
             self.null_content, self.object_arguments, self.max_completion_tokens,
             self.parallel_tool_calls, self.long_context, self.long_max_length,
         ]
@@ -143,6 +143,22 @@ class Doctor:
                          f"prompt tokens {without} = a request without tools ({plain}), {with_choice} with tool_choice: "
                          "the server drops the tools", "tool-choice-auto")
         return Check("tools-no-choice", "tools without tool_choice", "ok", f"prompt tokens {without} (with tool_choice {with_choice})")
+
+    def tools_without_system(self) -> Check:
+        question = "tools in a request without a system message"
+        user_only = ASK[1:]
+        status, turn, info = self.post({"messages": user_only, "tools": [WEATHER_TOOL], "tool_choice": "auto",
+                                        "max_tokens": 128})
+        if status != 200:
+            return Check("tools-no-system", question, "error", _evidence(status, turn, info))
+        with_tools = _prompt_tokens(turn)
+        _, bare, _ = self.post({"messages": user_only, "max_tokens": 1})
+        plain = _prompt_tokens(bare)
+        if with_tools is not None and plain is not None and with_tools <= plain + 5:
+            return Check("tools-no-system", question, "problem",
+                         f"prompt tokens {with_tools} = the same request without tools ({plain}): the server "
+                         "writes the tools into the system message and drops them without one", "system-for-tools")
+        return Check("tools-no-system", question, "ok", f"prompt tokens {with_tools} (without tools {plain})")
 
     def _plain_prompt_tokens(self) -> int | None:
         _, turn, _ = self.post({"messages": ASK, "max_tokens": 1})

@@ -80,13 +80,14 @@ CHARS_PER_TOKEN = 4
 def ignored_tools(facts: Facts) -> list[Attribution]:
     """``interop.tools_ignored``: the request offered tools, but the server's own prompt
     token count is too small to have held them (llama-cpp-python's
-    chatml-function-calling drops them when ``tool_choice`` is absent). The model never
+    chatml-function-calling drops them when ``tool_choice`` is absent or the request has
+    no system message). The model never
     saw the tools: not the model's failure."""
     for ex in facts.trajectory.exchanges:
         if ex.tools_chars and ex.prompt_tokens is not None and ex.prompt_tokens * CHARS_PER_TOKEN * 2 < ex.tools_chars:
             note = (f"the request offered {ex.tools_chars} characters of tool schemas but the server counted "
                     f"{ex.prompt_tokens} prompt tokens: the tools never reached the model ({pair(ex)}); "
-                    "the tool-choice-auto shim states tool_choice: auto")
+                    "run probegate doctor: the tool-choice-auto or system-for-tools shim may bring them back")
             return [Attribution("interop", "interop.tools_ignored", note, _step_at(facts, ex.seq), ex.seq)]
     return []
 

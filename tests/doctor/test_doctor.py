@@ -36,6 +36,8 @@ def faulty_server(request: ReceivedRequest) -> Reply | Turn:
         return Reply.json({"error": {"message": "This model's maximum context length is 4096 tokens"}}, 400)
     if "max_completion_tokens" in body:
         return Reply.json(chat_completion("1 2 3 4 5 6 7 8 9 10 11 12", usage=_usage(10, 40)))
+    if tools and not any(m.get("role") == "system" for m in messages):  # tools live in the system message
+        return Reply.json(chat_completion("Hello there.", usage=_usage(30)))
     if tools and body.get("stream"):
         return Reply.sse([chat_chunk({"content": '{"name": "get_weather"}'}), chat_chunk({}, "stop")])
     if tools and "tool_choice" in body:
@@ -80,6 +82,7 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
         "plain": ("ok", None),
         "tools": ("ok", None),
         "tools-no-choice": ("problem", "tool-choice-auto"),
+        "tools-no-system": ("problem", "system-for-tools"),
         "tools-stream": ("problem", None),
         "null-content": ("problem", "null-content"),
         "object-args": ("problem", "args-as-string"),
@@ -88,7 +91,7 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
         "long-context": ("unsupported", None),
         "long-max-length": ("problem", "cap-max-length"),
     }
-    assert recommended_shims(checks) == ["tool-choice-auto", "null-content", "args-as-string", "max-tokens-alias",
+    assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string", "max-tokens-alias",
                                          "drop-params=parallel_tool_calls", "cap-max-length"]
     assert "messages.2.content" in next(c.evidence for c in checks if c.name == "null-content")
 
@@ -123,4 +126,5 @@ def test_doctor_against_the_embedded_model() -> None:
     assert verdicts["plain"] == "ok" and verdicts["tools"] == "ok"
     # the faults of llama-cpp-python's chatml-function-calling seen on this machine
     assert verdicts["tools-no-choice"] == "problem" and verdicts["null-content"] == "problem"
+    assert verdicts["tools-no-system"] == "problem"  # chatml-function-calling puts the tools in the system message
     assert "cap-max-length" in recommended_shims(checks)

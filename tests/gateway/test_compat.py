@@ -112,3 +112,18 @@ def test_without_shims_the_fault_passes_untouched(upstream, gateway) -> None:
     with Session(gateway.engine) as session:
         row = session.exec(select(Exchange)).one()
     assert row.compat is None and row.request_original is None
+
+
+def test_system_for_tools_adds_an_empty_system_message_only_when_needed() -> None:
+    new, changes = apply_rules(parse_rules("system-for-tools"), json.dumps(CREW_FOLLOW_UP).encode())
+    after = json.loads(new)
+    assert after["messages"][0] == {"role": "system", "content": ""}
+    assert after["messages"][1:] == CREW_FOLLOW_UP["messages"]
+    assert changes == [{"rule": "system-for-tools", "path": "messages[0]", "from": None,
+                        "to": {"role": "system", "content": ""}}]
+    with_system = json.dumps({**CREW_FOLLOW_UP, "messages": [{"role": "system", "content": "s"},
+                                                             *CREW_FOLLOW_UP["messages"]]}).encode()
+    assert apply_rules(parse_rules("system-for-tools"), with_system) == (with_system, [])
+    no_tools = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    assert apply_rules(parse_rules("system-for-tools"), no_tools) == (no_tools, [])
+
