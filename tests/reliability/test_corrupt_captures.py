@@ -38,11 +38,7 @@ TRUNCATED_SSE = b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{
 @pytest.fixture
 def run_store(engine: Engine) -> Engine:
     """A store holding run ``broken``: a clean, passing attempt before any damage."""
-    b = AttemptBuilder(run=RUN, task=TASK)
-    b.fc_chain("Weather in Berlin?", [("get_weather", {"city": "Berlin"}, {"condition": "cloudy"})], "It is cloudy.")
-    b.world({"weather_lookups": 1})
-    write(engine, *b.rows, run=Run(id=RUN, task_set=str(TASKS_DIR), harness="fc", model="m", params={"outcomes": {}}))
-    return engine
+    return _fill(engine)
 
 
 def damage(engine: Engine, table: str, column: str, value: Any, where: str = "1 = 1", *, as_json: bool = True) -> None:
@@ -201,6 +197,7 @@ def test_run_params_that_do_not_decode(sqlite_run: Engine) -> None:
 
 
 def _fill(engine: Engine) -> Engine:
+    """Write run ``broken`` (weather-berlin: one get_weather call, then the answer) into ``engine``."""
     b = AttemptBuilder(run=RUN, task=TASK)
     b.fc_chain("Weather in Berlin?", [("get_weather", {"city": "Berlin"}, {"condition": "cloudy"})], "It is cloudy.")
     b.world({"weather_lookups": 1})
