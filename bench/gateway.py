@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import subprocess
 import tempfile
 import time
@@ -218,8 +217,7 @@ def main() -> None:
     parser.add_argument("--no-litellm", action="store_true", help="skip LiteLLM even when installed")
     parser.add_argument("--litellm", help=f"the litellm executable (default: ${peers.LITELLM_ENV}, "
                                           ".venv-bench/bin/litellm, then PATH)")
-    parser.add_argument("--json", type=Path, help="write the raw results here")
-    parser.add_argument("--markdown", type=Path, help="write the tables here")
+    report.add_output_options(parser)
     parser.add_argument("--py-spy", type=Path, help="record the probegate process with py-spy into this folder")
     parser.add_argument("--httpx-transport", action="store_true",
                         help="also measure probegate with --transport httpx (the transport comparison)")
@@ -228,11 +226,7 @@ def main() -> None:
     results = run(sizes, use_litellm=not args.no_litellm, litellm=args.litellm, py_spy=args.py_spy,
                   httpx_transport=args.httpx_transport)
     text = report.gateway_markdown(results)
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
-    if args.markdown:
-        args.markdown.write_text(text + "\n")
+    report.emit(args, results, text)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ compare added latencies (how many times probegate's a peer adds).
 
 from __future__ import annotations
 
+import argparse
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench.procs import machine_line
@@ -149,3 +152,19 @@ def gateway_markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {v.target} | {v.measured} | {met} | {v.miss or '–'} |")
     lines += [""] + [f"- note: {n}" for n in results["notes"]]
     return "\n".join(lines)
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--json PATH`` (the raw results) and ``--markdown PATH`` (the tables), for every bench."""
+    parser.add_argument("--json", type=Path, help="write the raw results here")
+    parser.add_argument("--markdown", type=Path, help="write the tables here")
+
+
+def emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
+    """Print ``text`` (the markdown tables); write ``data`` to ``--json`` and ``text`` to ``--markdown`` when given."""
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=2))
+    if args.markdown:
+        args.markdown.write_text(text + "\n")
+

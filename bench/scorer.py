@@ -13,12 +13,12 @@ second and the peak resident memory of the scoring (``VmHWM``, reset just before
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.procs import loadavg, machine, machine_line, reset_peak_rss, self_rss_mib
+from bench.report import add_output_options, emit
 from bench.stores import PG_DEFAULT, temp_store
 from bench.synthetic import build_run
 from probegate.store import open_store
@@ -97,17 +97,12 @@ def main() -> None:
     parser.add_argument("--exchanges", type=int, default=10, help="exchanges per attempt to aim at")
     parser.add_argument("--postgres", action="store_true", help=f"use a fresh schema on {PG_DEFAULT} ($PROBEGATE_BENCH_PG)")
     parser.add_argument("--pyinstrument", type=Path, help="profile the scoring; write the text report here")
-    parser.add_argument("--json", type=Path, help="write the raw result here")
-    parser.add_argument("--markdown", type=Path, help="write the table here")
+    add_output_options(parser)
     args = parser.parse_args()
     attempts, exchanges = (60, 4) if args.smoke else (args.attempts, args.exchanges)
     data = run(attempts, exchanges, "postgres" if args.postgres else "sqlite", args.pyinstrument)
     text = markdown(data)
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(data, indent=2))
-    if args.markdown:
-        args.markdown.write_text(text + "\n")
+    emit(args, data, text)
 
 
 if __name__ == "__main__":

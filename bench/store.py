@@ -19,13 +19,13 @@ import argparse
 import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func
 from sqlmodel import Session, select
 
 from bench.procs import loadavg, machine, machine_line
+from bench.report import add_output_options, emit
 from bench.stores import PG_DEFAULT, pg_unavailable, temp_store
 from bench.upstream import CHUNKS, COMPLETION
 from gateway.capture import RecordedExchange
@@ -146,17 +146,12 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=4_000, help="captures with a 200-chunk stream")
     parser.add_argument("--postgres", default=PG_DEFAULT, help="PostgreSQL server URL (a schema is made and dropped)")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
-    parser.add_argument("--json", type=Path, help="write the raw results here")
-    parser.add_argument("--markdown", type=Path, help="write the table here")
+    add_output_options(parser)
     args = parser.parse_args()
     plain, streams = (50, 10) if args.smoke else (args.plain, args.streams)
     data = run(plain, streams, None if args.no_postgres else args.postgres)
     text = markdown(data)
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(data, indent=2))
-    if args.markdown:
-        args.markdown.write_text(text + "\n")
+    emit(args, data, text)
 
 
 if __name__ == "__main__":
