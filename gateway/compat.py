@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from probegate.errors import UsageError
+from probegate.wire.json_shapes import items
 
 RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length",
          "system-for-tools")
@@ -122,7 +123,7 @@ def _args_as_string(body: dict[str, Any]) -> list[dict[str, Any]]:
     for i, message in enumerate(_messages(body)):
         if not isinstance(message, dict):
             continue
-        for j, call in enumerate(message.get("tool_calls") or []):
+        for j, call in enumerate(items(message.get("tool_calls"))):
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict) and "arguments" in fn and not isinstance(fn["arguments"], str):
                 before = fn["arguments"]

@@ -85,6 +85,8 @@ def test_nothing_to_do_keeps_bytes_identical() -> None:
     body = b'{"model": "m",  "messages": []}'
     assert apply_rules(parse_rules("null-content,max-tokens-alias"), body) == (body, [])
     assert apply_rules(parse_rules("null-content"), b"not json") == (b"not json", [])
+    odd = b'{"messages": [{"role": "assistant", "tool_calls": 1}]}'  # a number where the call list belongs
+    assert apply_rules(parse_rules("args-as-string"), odd) == (odd, [])
 
 
 def test_gateway_applies_and_records_shims(upstream, gateway_factory) -> None:
