@@ -23,6 +23,11 @@ Rules:
   empty one first (llama-cpp-python's chatml-function-calling writes the tool list
   into the system message, so without one the tools never reach the model; LangChain's
   ``create_agent`` without a system prompt sends none).
+- ``default-max-tokens[=N]``: a chat or completion request that sets neither
+  ``max_tokens`` nor ``max_completion_tokens`` gets ``"max_tokens": N`` (default 1024
+  tokens). A budget, not a fault fix: llama-cpp-python generates until the context
+  window is full when no limit is given, so one degenerate turn of a framework that
+  sends none (CrewAI) can take minutes on a CPU. Applied after ``max-tokens-alias``.
 """
 
 from __future__ import annotations
@@ -35,8 +40,9 @@ from probegate.errors import UsageError
 from probegate.wire.json_shapes import items
 
 RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length",
-         "system-for-tools")
+         "system-for-tools", "default-max-tokens")
 DEFAULT_MAX_LENGTH = 1000
+DEFAULT_MAX_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -50,11 +56,18 @@ class CompatRules:
     tool_choice_auto: bool = False
     cap_max_length: int | None = None
     system_for_tools: bool = False
+    default_max_tokens: int | None = None
     names: tuple[str, ...] = field(default=())
 
     def __bool__(self) -> bool:
         return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias
-                    or self.tool_choice_auto or self.cap_max_length or self.system_for_tools)
+                    or self.tool_choice_auto or self.cap_max_length or self.system_for_tools
+                    or self.default_max_tokens)
+
+
+# Rules that take an optional ``=N``: (default, unit for the error message).
+_NUMBERED = {"cap-max-length": (DEFAULT_MAX_LENGTH, "characters"),
+             "default-max-tokens": (DEFAULT_MAX_TOKENS, "tokens")}
 
 
 def parse_rules(specs: list[str] | str | None) -> CompatRules:
@@ -70,18 +83,19 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
     tokens = [t.strip() for spec in ([specs] if isinstance(specs, str) else specs) for t in spec.split(",")]
     flags: dict[str, bool] = {}
     drop: list[str] = []
-    cap: int | None = None
+    numbers: dict[str, int] = {}
     in_drop = False
     for token in filter(None, tokens):
         name, _, value = token.partition("=")
         if name == "drop-params":
             in_drop = True
             drop.extend(v for v in [value] if v)
-        elif name == "cap-max-length":
+        elif name in _NUMBERED:
             in_drop = False
-            if value and not value.isdigit():
-                raise UsageError(f"cap-max-length={value!r}: give a number of characters")
-            cap = int(value) if value else DEFAULT_MAX_LENGTH
+            default, unit = _NUMBERED[name]
+            if value and not (value.isdigit() and int(value) > 0):
+                raise UsageError(f"{name}={value!r}: give a positive number of {unit}")
+            numbers[name] = int(value) if value else default
             flags[name] = True
         elif name in RULES:
             in_drop = False
@@ -90,15 +104,17 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
             drop.append(token)
         else:
             raise UsageError(f"unknown --compat rule {token!r}; known: {', '.join(RULES)}")
-    names = tuple(sorted(flags) + (["drop-params=" + "+".join(drop)] if drop else []))
+    names = tuple(sorted(f"{name}={numbers[name]}" if name in numbers else name for name in flags)
+                  + (["drop-params=" + "+".join(drop)] if drop else []))
     return CompatRules(
         null_content=flags.get("null-content", False),
         args_as_string=flags.get("args-as-string", False),
         drop_params=tuple(drop),
         max_tokens_alias=flags.get("max-tokens-alias", False),
         tool_choice_auto=flags.get("tool-choice-auto", False),
-        cap_max_length=cap,
+        cap_max_length=numbers.get("cap-max-length"),
         system_for_tools=flags.get("system-for-tools", False),
+        default_max_tokens=numbers.get("default-max-tokens"),
         names=names,
     )
 
@@ -147,6 +163,16 @@ def _alias(body: dict[str, Any]) -> list[dict[str, Any]]:
         body["max_tokens"] = value
         return [{"rule": "max-tokens-alias", "path": "max_completion_tokens", "from": value, "to": "max_tokens"}]
     return []
+
+
+def _default_max_tokens(body: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    if "messages" not in body and "prompt" not in body:
+        return []
+    if body.get("max_tokens") is not None or body.get("max_completion_tokens") is not None:
+        return []
+    before = body.get("max_tokens")
+    body["max_tokens"] = limit
+    return [{"rule": "default-max-tokens", "path": "max_tokens", "from": before, "to": limit}]
 
 
 def _tool_choice(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -217,6 +243,8 @@ def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, 
         changes += _cap_max_length(obj, rules.cap_max_length)
     if rules.system_for_tools:
         changes += _system_for_tools(obj)
+    if rules.default_max_tokens:
+        changes += _default_max_tokens(obj, rules.default_max_tokens)
     if not changes:
         return body, []
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(), changes

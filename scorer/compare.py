@@ -6,7 +6,7 @@ against a committed baseline file as well as against another run in the store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,10 +16,31 @@ from scorer.summary import TIERS
 #: A tier regresses when its new reach is below this share of the old one.
 REGRESSION_RATIO = 0.95
 
-#: Rows of the comparison table: (label, path into the summary).
-COMPARE_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
+def top_primary_failure(summary: dict[str, Any]) -> str | None:
+    """The most common primary failure label with its count, ``"retry_loop (26)"``
+    (ties: the label first in name order); ``None`` when no attempt failed with a label."""
+    primary = lookup(summary, ("failures", "primary"))
+    if not isinstance(primary, dict) or not primary:
+        return None
+    label, n = min(primary.items(), key=lambda item: (-item[1], item[0]))
+    return f"{label} ({n})"
+
+
+def shim_list(summary: dict[str, Any]) -> str | None:
+    """The shims that rewrote at least one request of the run, ``"a, b"`` or ``"none"``."""
+    shims = lookup(summary, ("run", "shims"))
+    if shims is None:
+        return None
+    return ", ".join(shims) if shims else "none"
+
+
+RowSource = tuple[str, ...] | Callable[[dict[str, Any]], Any]
+
+#: Rows of the comparison table: (label, path into the summary, or a function of it).
+COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
     ("reach (median of repeats)", ("headline", "reach")),
     *((f"reach {t}", ("tiers", t, "reach")) for t in TIERS),
+    ("mean score (partial credit)", ("overall", "score_mean")),
     *((f"reach · {d}", ("overall", "by_dimension", d)) for d in DIMENSIONS),
     ("path depth", ("overall", "path_depth")),
     ("tool-call accuracy", ("overall", "accuracy")),
@@ -36,9 +57,12 @@ COMPARE_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tokens in / attempt", ("cost", "mean", "prompt_tokens")),
     ("tokens out / attempt", ("cost", "mean", "completion_tokens")),
     ("model latency ms / attempt", ("timing", "latency_ms", "mean")),
+    ("wall time min", ("timing", "wall_min")),
     ("interop failures", ("interop", "attempts")),
+    ("most common primary failure", top_primary_failure),
+    ("shims that rewrote a request", shim_list),
 )
-PERCENT_ROWS = {"reach", "path depth", "tool-call accuracy", "misuse rate", "pass^k", "reach spread"}
+PERCENT_ROWS = {"reach", "mean score", "path depth", "tool-call accuracy", "misuse rate", "pass^k", "reach spread"}
 
 
 def lookup(summary: dict[str, Any], path: Sequence[str]) -> Any:
@@ -66,7 +90,7 @@ def compare_table(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
         {
             "metric": label,
             "percent": any(label.startswith(p) for p in PERCENT_ROWS),
-            "values": [lookup(s, path) for s in summaries],
+            "values": [path(s) if callable(path) else lookup(s, path) for s in summaries],
         }
         for label, path in COMPARE_ROWS
     ]

@@ -124,6 +124,23 @@ def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
     return table, tasks
 
 
+def compare_markdown(data: dict[str, Any]) -> str:
+    """The metrics side by side as a Markdown table (for a README or a pull request).
+
+    One column per run, headed by its harness (by its id when two runs share one);
+    rows where no run has a value are left out. ``data`` is :func:`compare_table`'s.
+    """
+    harnesses = [run["harness"] or run["id"] for run in data["runs"]]
+    heads = harnesses if len(set(harnesses)) == len(harnesses) else [run["id"] for run in data["runs"]]
+    lines = ["| metric | " + " | ".join(f"`{h}`" for h in heads) + " |", "|---" * (len(heads) + 1) + "|"]
+    for row in data["rows"]:
+        if all(v is None for v in row["values"]):
+            continue
+        cells = (cell(v, row["percent"]).replace("|", "\\|") for v in row["values"])
+        lines.append(f"| {row['metric']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def diff_tables(result: RunDiff) -> tuple[Table, Table]:
     """Tier verdicts and the tasks that changed."""
     tiers = Table(title=f"{result.old} -> {result.new} (regression: below {REGRESSION_RATIO:.0%} of old)")

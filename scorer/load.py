@@ -38,7 +38,11 @@ def _run_info(run: Run, warnings: tuple[str, ...] = ()) -> RunInfo:
     params = run.params if isinstance(run.params, dict) else {}
     if run.params is not None and not isinstance(run.params, dict):
         warnings += (f"run {run.id}: params is not an object",)
-    return RunInfo(run.id, run.task_set, run.harness, run.model, run.status, params, warnings)
+    try:
+        wall_s = (run.finished_at - run.created_at).total_seconds() if run.finished_at and run.created_at else None
+    except TypeError:  # naive against aware, from a hand-edited row
+        wall_s = None
+    return RunInfo(run.id, run.task_set, run.harness, run.model, run.status, params, warnings, wall_s)
 
 
 def load_run(engine: Engine, run_id: str) -> RunInfo:

@@ -12,6 +12,9 @@ from probegate.store.models import Exchange, ProbeCall
 class RunInfo:
     """The run fields the scorer reads (``params`` is the run's params JSON).
 
+    ``wall_s`` is the run's wall time in seconds, from its creation to its end
+    (``None`` while it runs or when the store has no times for it).
+
     ``warnings`` lists what could not be read from the run's row (its text, as in
     :attr:`AttemptRows.warnings`).
     """
@@ -23,6 +26,7 @@ class RunInfo:
     status: str = "done"
     params: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    wall_s: float | None = None
 
 
 @dataclass(frozen=True)

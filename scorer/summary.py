@@ -185,7 +185,10 @@ def capture_warnings(run_score: RunScore) -> list[str]:
 
 
 def timing(run_score: RunScore) -> dict[str, Any]:
-    """``{"version", "run", "latency_ms": {"mean", "per_task": {task: ms}}}`` (rounded)."""
+    """``{"version", "run", "wall_min", "latency_ms": {"mean", "per_task": {task: ms}}}`` (rounded).
+
+    ``wall_min`` is the run's wall time in minutes (creation to end; ``None`` if unknown).
+    """
     by_task: dict[str, list[AttemptResult]] = {}
     for result in run_score.results:
         by_task.setdefault(result.trajectory.task_id, []).append(result)
@@ -193,6 +196,7 @@ def timing(run_score: RunScore) -> dict[str, Any]:
         {
             "version": SUMMARY_VERSION,
             "run": run_score.run.id,
+            "wall_min": None if run_score.run.wall_s is None else round(run_score.run.wall_s / 60, 1),
             "latency_ms": {
                 "mean": latency(run_score.results),
                 "per_task": {t: latency(v) for t, v in sorted(by_task.items())},

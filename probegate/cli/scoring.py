@@ -188,16 +188,22 @@ def compare(
     task_set: str | None = TaskSetOption,
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
+    markdown: bool = typer.Option(False, "--markdown", help="Print the metrics as a Markdown table."),
 ) -> None:
     """Side-by-side metrics of several runs (same model, other harness; or other models)."""
     from scorer.compare import compare_table
-    from scorer.console import compare_tables
+    from scorer.console import compare_markdown, compare_tables
 
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
+    if as_json and markdown:
+        raise UsageError("give --json or --markdown, not both")
     data = compare_table([load_summary(r, task_set, store) for r in runs])
     if as_json:
         _echo_json(data)
+        return
+    if markdown:
+        typer.echo(compare_markdown(data), nl=False)
         return
     console = _console()
     for table in compare_tables(data):

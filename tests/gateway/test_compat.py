@@ -72,8 +72,41 @@ def test_cap_max_length_drops_only_long_limits() -> None:
         ("tools[0].function.parameters.properties.body.maxLength", 20000),
         ("tools[0].function.parameters.properties.cc.items.maxLength", 5000)]
     assert apply_rules(parse_rules("cap-max-length=100"), json.dumps({"tools": tools}).encode())[1][0]["from"] == 300
-    with pytest.raises(UsageError, match="give a number"):
+    with pytest.raises(UsageError, match="give a positive number of characters"):
         parse_rules("cap-max-length=lots")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"model": "m", "messages": [{"role": "user", "content": "hi"}]}, 1024),
+        ({"model": "m", "messages": [], "max_tokens": None}, 1024),
+        ({"model": "m", "prompt": "Once upon"}, 1024),
+        ({"model": "m", "messages": [], "max_tokens": 16}, 16),
+        ({"model": "m", "messages": [], "max_completion_tokens": 32}, None),
+        ({"model": "m", "input": "embed me"}, None),
+    ],
+)
+def test_default_max_tokens_fills_only_a_missing_limit(body: dict, expected: int | None) -> None:
+    new, changes = apply_rules(parse_rules("default-max-tokens"), json.dumps(body).encode())
+    after = json.loads(new)
+    assert after.get("max_tokens") == expected
+    assert after.get("max_completion_tokens") == body.get("max_completion_tokens")
+    filled = "max_tokens" not in body or body["max_tokens"] is None
+    assert changes == ([{"rule": "default-max-tokens", "path": "max_tokens", "from": None, "to": 1024}]
+                       if filled and expected else [])
+
+
+def test_default_max_tokens_takes_a_limit_and_runs_after_the_alias() -> None:
+    rules = parse_rules("max-tokens-alias,default-max-tokens=256,cap-max-length")
+    assert rules.names == ("cap-max-length=1000", "default-max-tokens=256", "max-tokens-alias")
+    new, changes = apply_rules(rules, json.dumps({"messages": [], "max_completion_tokens": 64}).encode())
+    assert json.loads(new) == {"messages": [], "max_tokens": 64}
+    assert [c["rule"] for c in changes] == ["max-tokens-alias"]
+    assert json.loads(apply_rules(rules, b'{"messages": []}')[0])["max_tokens"] == 256
+    for bad in ("default-max-tokens=0", "default-max-tokens=-5", "default-max-tokens=many"):
+        with pytest.raises(UsageError, match="give a positive number of tokens"):
+            parse_rules(bad)
 
 
 def test_tool_choice_auto_respects_a_given_choice() -> None:

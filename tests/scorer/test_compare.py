@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scorer.compare import compare_table, diff_runs, lookup, tier_regressed
+from scorer.console import compare_markdown
 
 
 def summary(run: str, tiers: dict[str, float], tasks: dict[str, tuple[str, float]], k: int = 1) -> dict:
@@ -55,3 +56,30 @@ def test_compare_table_rows_and_tasks() -> None:
     assert rows["extra calls"] == [2, 2]
     assert [(t["task"], t["pass_rates"]) for t in table["tasks"]] == [("t0", [1.0, None]), ("t1", [None, 0.0])]
     assert lookup({"a": {"b": 1}}, ("a", "c")) is None
+
+
+def test_compare_rows_for_failures_shims_and_wall_time() -> None:
+    a = {**summary("a", {}, {}), "failures": {"primary": {"retry_loop": 3, "loop": 3, "premature_finish": 5}},
+         "timing": {"wall_min": 12.9}}
+    a["run"] = {**a["run"], "shims": ["cap-max-length", "null-content"]}
+    b = {**summary("b", {}, {}), "failures": {"primary": {}}}
+    b["run"] = {**b["run"], "harness": "react", "shims": []}
+    rows = {r["metric"]: r["values"] for r in compare_table([a, b])["rows"]}
+    assert rows["most common primary failure"] == ["premature_finish (5)", None]
+    assert rows["shims that rewrote a request"] == ["cap-max-length, null-content", "none"]
+    assert rows["wall time min"] == [12.9, None]
+    a["failures"]["primary"]["premature_finish"] = 3  # a tie: the first label by name
+    assert compare_table([a])["rows"][-2]["values"] == ["loop (3)"]
+
+
+def test_compare_markdown_one_column_per_run() -> None:
+    a, b = summary("a", {"P0": 1.0}, {}), summary("b", {"P0": 0.25}, {})
+    b["run"] = {**b["run"], "harness": "crewai", "shims": ["x|y"]}
+    text = compare_markdown(compare_table([a, b]))
+    lines = text.splitlines()
+    assert lines[0] == "| metric | `fc` | `crewai` |" and lines[1] == "|---|---|---|"
+    assert "| reach P0 | 100.0 % | 25.0 % |" in lines
+    assert "| shims that rewrote a request | – | x\\|y |" in lines
+    assert not any(line.startswith("| reach P2 ") for line in lines)  # no run has a value
+    same = compare_markdown(compare_table([a, a | {"run": {**a["run"], "id": "a2"}}]))
+    assert same.splitlines()[0] == "| metric | `a` | `a2` |"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ def store(tmp_path: Path) -> str:
         b = AttemptBuilder(run=run, task="weather-berlin")
         b.fc_chain("Weather in Berlin?", calls, "It is cloudy.")
         params = {"feedback": "actionable" if run == "good" else "plain", "outcomes": {}}
-        write(engine, *b.rows, run=Run(id=run, task_set=str(TASKS_DIR), harness="fc", model="m", params=params))
+        times = {"created_at": datetime(2026, 11, 29, 10, 0, tzinfo=UTC),
+                 "finished_at": datetime(2026, 11, 29, 10, 12, 54, tzinfo=UTC)} if run == "good" else {}
+        write(engine, *b.rows, run=Run(id=run, task_set=str(TASKS_DIR), harness="fc", model="m", params=params, **times))
     engine.dispose()
     return url
 
@@ -75,6 +78,12 @@ def test_compare_runs_and_summary_files(store: str, tmp_path: Path) -> None:
     assert next(r for r in data["rows"] if r["metric"] == "reach P0")["values"] == [1.0, 0.0]
     code, out = invoke("compare", "good", "bad", "--store", store)
     assert code == 0 and "reach P0" in out and "weather-berlin" in out and "plain" in out
+    code, out = invoke("compare", "good", "bad", "--store", store, "--markdown")
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0] == "| metric | `good` | `bad` |"  # both are fc: headed by run id
+    assert "| reach P0 | 100.0 % | 0.0 % |" in lines
+    assert "| wall time min | 12.9 | – |" in lines  # 'bad' never finished
 
 
 def test_diff_gates_on_a_tier_regression(store: str) -> None:
@@ -97,6 +106,7 @@ def test_user_mistakes_are_one_line_and_exit_2(store: str, tmp_path: Path) -> No
         ["trace", "good", "zz", "--store", store],
         ["score", "good", "--store", str(tmp_path / "missing.db")],
         ["compare", "good", "--store", store],
+        ["compare", "good", "bad", "--store", store, "--json", "--markdown"],
         ["diff", str(tmp_path / "store.db"), "good", "--store", store],
     ]
     for args in cases:
