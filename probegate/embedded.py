@@ -139,10 +139,16 @@ def _check_server_installed() -> None:
         raise UsageError(f"llama-cpp-python is not installed; run: {LOCAL_EXTRA}")
 
 
-def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threads: int) -> list[str]:
-    """The llama-cpp-python server command line (pure)."""
+def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threads: int,
+                   parent_pid: int | None = None) -> list[str]:
+    """The llama-cpp-python server command line (pure).
+
+    With ``parent_pid``, the server runs under :mod:`probegate.parent_watch` and exits
+    when that process dies, so a killed run leaves no server behind.
+    """
+    watch = ["-m", "probegate.parent_watch", str(parent_pid)] if parent_pid is not None else ["-m"]
     return [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, *watch, "llama_cpp.server",
         "--model", str(model_path),
         "--model_alias", alias,
         "--chat_format", "chatml-function-calling",
@@ -183,7 +189,7 @@ def start_embedded(
     alias = DEFAULT_ALIAS if model_path is None else path.stem
     log_path = Path(tempfile.gettempdir()) / f"probegate-llama-{port}.log"
     threads = max(1, min(os.cpu_count() or 1, 4))
-    command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads)
+    command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads, parent_pid=os.getpid())
     log_path.write_bytes(b"")
     server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, _spawn(command, log_path), log_path, command)
     _wait_ready(server, timeout_s)
