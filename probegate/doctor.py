@@ -98,7 +98,7 @@ class Doctor:
             self.model = self._first_model()
         checks: list[Callable[[], Check]] = [
             self.plain, self.tools, self.tools_without_choice, self.tools_without_system, self.tools_stream,
-            self.null_content, self.object_arguments, self.max_completion_tokens,
+            self.null_content, self.object_arguments, self.max_completion_tokens, self.max_tokens_with_tools,
             self.parallel_tool_calls, self.long_context, self.long_max_length,
         ]
         results = []
@@ -200,6 +200,19 @@ class Doctor:
                          f"asked for 8 tokens, got {produced}: the limit is ignored", "max-tokens-alias")
         return check
 
+    def max_tokens_with_tools(self) -> Check:
+        messages = [{"role": "system", "content": "You are a helpful assistant."},
+                    {"role": "user", "content": "Count to fifty, one number a line."}]
+        status, turn, info = self.post({"messages": messages, "tools": [WEATHER_TOOL], "tool_choice": "auto",
+                                        "max_tokens": 8})
+        check = _accepted("max-tokens-with-tools", "max_tokens when tools are offered", status, turn, info)
+        produced = ((turn or {}).get("usage") or {}).get("completion_tokens")
+        if check.verdict == "ok" and isinstance(produced, int) and produced > 8:
+            return Check(check.name, check.question, "problem",
+                         f"asked for 8 tokens, got {produced}: the limit is ignored when tools are offered, so one "
+                         "turn can run to the end of the context window (no shim can bound it; --task-timeout does)")
+        return check
+
     def parallel_tool_calls(self) -> Check:
         status, turn, info = self.post({"messages": ASK, "tools": [WEATHER_TOOL], "tool_choice": "auto",
                                         "parallel_tool_calls": False, "max_tokens": 64})
@@ -258,7 +271,8 @@ def _evidence(status: int | None, turn: dict[str, Any] | None, info: str) -> str
     return "; ".join(parts)
 
 
-def _accepted(name: str, question: str, status: int | None, turn: dict[str, Any] | None, info: str, shim: str) -> Check:
+def _accepted(name: str, question: str, status: int | None, turn: dict[str, Any] | None, info: str,
+              shim: str | None = None) -> Check:
     if status is None:
         return Check(name, question, "problem", f"the server dropped the connection ({info[:80]})", shim)
     if status >= 400:

@@ -36,6 +36,8 @@ def faulty_server(request: ReceivedRequest) -> Reply | Turn:
         return Reply.json({"error": {"message": "This model's maximum context length is 4096 tokens"}}, 400)
     if "max_completion_tokens" in body:
         return Reply.json(chat_completion("1 2 3 4 5 6 7 8 9 10 11 12", usage=_usage(10, 40)))
+    if tools and body.get("max_tokens") == 8:  # chatml-function-calling passes max_tokens=None on
+        return Reply.json(chat_completion("1\n2\n3\n4\n5\n6\n7\n8\n9\n10", usage=_usage(60, 20)))  # its tool path
     if tools and not any(m.get("role") == "system" for m in messages):  # tools live in the system message
         return Reply.json(chat_completion("Hello there.", usage=_usage(30)))
     if tools and body.get("stream"):
@@ -87,6 +89,7 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
         "null-content": ("problem", "null-content"),
         "object-args": ("problem", "args-as-string"),
         "max_completion_tokens": ("problem", "max-tokens-alias"),
+        "max-tokens-with-tools": ("problem", None),
         "parallel_tool_calls": ("problem", "drop-params=parallel_tool_calls"),
         "long-context": ("unsupported", None),
         "long-max-length": ("problem", "cap-max-length"),
@@ -94,6 +97,7 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
     assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string", "max-tokens-alias",
                                          "drop-params=parallel_tool_calls", "cap-max-length"]
     assert "messages.2.content" in next(c.evidence for c in checks if c.name == "null-content")
+    assert "asked for 8 tokens, got 20" in next(c.evidence for c in checks if c.name == "max-tokens-with-tools")
 
 
 def test_a_healthy_server_needs_no_shim(server) -> None:
