@@ -23,6 +23,13 @@ Rules:
   empty one first (llama-cpp-python's chatml-function-calling writes the tool list
   into the system message, so without one the tools never reach the model; LangChain's
   ``create_agent`` without a system prompt sends none).
+- ``bound-strings[=N]``: a string parameter of an offered tool schema with no
+  ``maxLength``, ``pattern``, ``enum``, ``const`` or ``format`` gets ``maxLength: N``
+  (default 1000 characters; applied after ``cap-max-length``). llama-cpp-python's
+  chatml-function-calling generates tool-call arguments under a grammar with
+  ``max_tokens=None`` whatever the request says, so a small model that never closes
+  a string fills the context window (65-75 s a turn here, then HTTP 400); the bound
+  makes the grammar close it. The probes still enforce the real limits.
 - ``default-max-tokens[=N]``: a chat or completion request that sets neither
   ``max_tokens`` nor ``max_completion_tokens`` gets ``"max_tokens": N`` (default 1024
   tokens). A budget, not a fault fix: llama-cpp-python generates until the context
@@ -40,9 +47,12 @@ from probegate.errors import UsageError
 from probegate.wire.json_shapes import items
 
 RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length",
-         "system-for-tools", "default-max-tokens")
+         "system-for-tools", "default-max-tokens", "bound-strings")
 DEFAULT_MAX_LENGTH = 1000
 DEFAULT_MAX_TOKENS = 1024
+DEFAULT_STRING_BOUND = 1000
+#: A string schema with one of these is already bounded (or shaped) by it.
+_STRING_SHAPES = ("maxLength", "pattern", "enum", "const", "format")
 
 
 @dataclass(frozen=True)
@@ -57,17 +67,19 @@ class CompatRules:
     cap_max_length: int | None = None
     system_for_tools: bool = False
     default_max_tokens: int | None = None
+    bound_strings: int | None = None
     names: tuple[str, ...] = field(default=())
 
     def __bool__(self) -> bool:
         return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias
                     or self.tool_choice_auto or self.cap_max_length or self.system_for_tools
-                    or self.default_max_tokens)
+                    or self.default_max_tokens or self.bound_strings)
 
 
 # Rules that take an optional ``=N``: (default, unit for the error message).
 _NUMBERED = {"cap-max-length": (DEFAULT_MAX_LENGTH, "characters"),
-             "default-max-tokens": (DEFAULT_MAX_TOKENS, "tokens")}
+             "default-max-tokens": (DEFAULT_MAX_TOKENS, "tokens"),
+             "bound-strings": (DEFAULT_STRING_BOUND, "characters")}
 
 
 def parse_rules(specs: list[str] | str | None) -> CompatRules:
@@ -115,6 +127,7 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
         cap_max_length=numbers.get("cap-max-length"),
         system_for_tools=flags.get("system-for-tools", False),
         default_max_tokens=numbers.get("default-max-tokens"),
+        bound_strings=numbers.get("bound-strings"),
         names=names,
     )
 
@@ -214,6 +227,35 @@ def _cap_max_length(body: dict[str, Any], cap: int) -> list[dict[str, Any]]:
     return changes
 
 
+def _is_string_schema(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "string" or (isinstance(kind, list) and "string" in kind)
+
+
+def _bound(schema: Any, limit: int, path: str, changes: list[dict[str, Any]]) -> None:
+    if isinstance(schema, dict):
+        if _is_string_schema(schema) and not any(key in schema for key in _STRING_SHAPES):
+            schema["maxLength"] = limit
+            changes.append({"rule": "bound-strings", "path": f"{path}.maxLength", "from": None, "to": limit})
+        for key, value in schema.items():
+            _bound(value, limit, f"{path}.{key}", changes)
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            _bound(value, limit, f"{path}[{i}]", changes)
+
+
+def _bound_strings(body: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    changes: list[dict[str, Any]] = []
+    for i, tool in enumerate(items(body.get("tools"))):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("parameters"), dict):
+            _bound(fn["parameters"], limit, f"tools[{i}].function.parameters", changes)
+    for i, fn in enumerate(items(body.get("functions"))):
+        if isinstance(fn, dict) and isinstance(fn.get("parameters"), dict):
+            _bound(fn["parameters"], limit, f"functions[{i}].parameters", changes)
+    return changes
+
+
 def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, Any]]]:
     """Rewrite a JSON request body; returns ``(new body, changes)``.
 
@@ -241,6 +283,8 @@ def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, 
         changes += _tool_choice(obj)
     if rules.cap_max_length:
         changes += _cap_max_length(obj, rules.cap_max_length)
+    if rules.bound_strings:
+        changes += _bound_strings(obj, rules.bound_strings)
     if rules.system_for_tools:
         changes += _system_for_tools(obj)
     if rules.default_max_tokens:

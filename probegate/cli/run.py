@@ -8,8 +8,11 @@ interrupted with Ctrl-C is marked ``interrupted``, still scored, and exits 130.
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,7 +189,7 @@ def run(
     gateway (/r/RUN/TASK/ATTEMPT/v1) and to the probes (/r/RUN/TASK/ATTEMPT/tools).
     """
     from agents.registry import expand_harnesses
-    from agents.runner import RunConfig, execute, execute_many
+    from agents.runner import RunConfig
 
     harnesses, notes = expand_harnesses(harness)
     config = RunConfig(
@@ -213,10 +216,36 @@ def run(
     console = Console(stderr=True)
     for note in notes:
         console.print(f"[yellow]{note}[/yellow]")
-    if len(harnesses) > 1:
-        _run_many(config, harnesses)
+    with sigterm_as_interrupt():
+        if len(harnesses) > 1:
+            _run_many(config, harnesses)
+        else:
+            _run_one(replace(config, harness=harnesses[0]), console)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Treat ``SIGTERM`` like Ctrl-C while the block runs: the run is marked interrupted and scored.
+
+    A CI timeout, ``kill`` or ``docker stop`` sends SIGTERM; a background job of a
+    non-interactive shell cannot get Ctrl-C at all (it inherits SIGINT ignored). Without
+    this, those would end the process with the run left ``running`` and unscored.
+    Only the main thread can install a handler; elsewhere the block runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
         return
-    config = replace(config, harness=harnesses[0])
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_one(config: Any, console: Console) -> None:
+    """One run with its live progress bar, then its table."""
+    from agents.runner import execute
+
     progress = _progress(console)
     events = ProgressEvents(progress)
     try:

@@ -108,20 +108,23 @@ def test_a_broken_task_set_exits_2(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_ctrl_c_marks_the_run_interrupted(model, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_marks_the_run_interrupted(model, tmp_path: Path, sig: signal.Signals) -> None:
+    """Ctrl-C, and SIGTERM (a CI timeout, kill, docker stop), end the run cleanly."""
     script, server = model
     slow = Reply.json(chat_completion("Let me think.", model="test-model"), delay_s=2.0)
     script.handler = lambda request: slow
     store = f"sqlite:///{tmp_path / 'store.db'}"
+    probegate = PROBEGATE_WITH_SIGINT if sig == signal.SIGINT else PROBEGATE  # SIGTERM needs no help
     proc = subprocess.Popen(
-        [*PROBEGATE_WITH_SIGINT, "--task-set", TASKS, "--harness", "react", "--model", "test-model", "--repeats", "3",
+        [*probegate, "--task-set", TASKS, "--harness", "react", "--model", "test-model", "--repeats", "3",
          "--model-endpoint", server.url, "--store", store, "--run-id", "cli-int"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.monotonic() + 60
     while not script.requests and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "run cli-int (interrupted)" in out

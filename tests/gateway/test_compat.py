@@ -162,3 +162,33 @@ def test_system_for_tools_adds_an_empty_system_message_only_when_needed() -> Non
     no_tools = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
     assert apply_rules(parse_rules("system-for-tools"), no_tools) == (no_tools, [])
 
+
+
+def test_bound_strings_bounds_only_free_strings() -> None:
+    params = {"type": "object", "properties": {
+        "subject": {"type": "string", "maxLength": 300},
+        "body": {"type": "string", "maxLength": 20000},
+        "date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+        "priority": {"type": "string", "enum": ["low", "high"]},
+        "note": {"type": ["string", "null"]},
+        "type": {"type": "string"},
+        "to": {"type": "array", "items": {"type": "string", "format": "email"}},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "count": {"type": "integer"}}}
+    body = {"model": "m", "tools": [{"type": "function", "function": {"name": "send_email", "parameters": params}}],
+            "functions": [{"name": "legacy", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]}
+    new, changes = apply_rules(parse_rules("cap-max-length,bound-strings=500"), json.dumps(body).encode())
+    after = json.loads(new)
+    props = after["tools"][0]["function"]["parameters"]["properties"]
+    bounded = {name: p.get("maxLength", p.get("items", {}).get("maxLength")) for name, p in props.items()}
+    assert bounded == {"subject": 300, "body": 500, "date": None, "priority": None, "note": 500, "type": 500,
+                       "to": None, "tags": 500, "count": None}
+    assert after["functions"][0]["parameters"]["properties"]["q"]["maxLength"] == 500
+    base = "tools[0].function.parameters.properties"
+    assert [(c["rule"], c["path"]) for c in changes] == [
+        ("cap-max-length", f"{base}.body.maxLength"),
+        ("bound-strings", f"{base}.body.maxLength"), ("bound-strings", f"{base}.note.maxLength"),
+        ("bound-strings", f"{base}.type.maxLength"), ("bound-strings", f"{base}.tags.items.maxLength"),
+        ("bound-strings", "functions[0].parameters.properties.q.maxLength")]
+    assert parse_rules("bound-strings").bound_strings == 1000
+    assert apply_rules(parse_rules("bound-strings"), b'{"tools": 3, "messages": []}') == (b'{"tools": 3, "messages": []}', [])
