@@ -33,6 +33,14 @@ ASK = [
     {"role": "system", "content": "You answer by calling the get_weather tool."},
     {"role": "user", "content": "What is the weather in Paris right now? Call get_weather."},
 ]
+NOTE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "write_note",
+        "description": "Save a note.",
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    },
+}
 HISTORY_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
 
 
@@ -201,16 +209,17 @@ class Doctor:
         return check
 
     def max_tokens_with_tools(self) -> Check:
-        messages = [{"role": "system", "content": "You are a helpful assistant."},
-                    {"role": "user", "content": "Count to fifty, one number a line."}]
-        status, turn, info = self.post({"messages": messages, "tools": [WEATHER_TOOL], "tool_choice": "auto",
+        messages = [{"role": "system", "content": "You save notes with the write_note tool."},
+                    {"role": "user", "content": "Save a note whose text is the numbers from 1 to 60, comma-separated."}]
+        status, turn, info = self.post({"messages": messages, "tools": [NOTE_TOOL], "tool_choice": "auto",
                                         "max_tokens": 8})
         check = _accepted("max-tokens-with-tools", "max_tokens when tools are offered", status, turn, info)
         produced = ((turn or {}).get("usage") or {}).get("completion_tokens")
         if check.verdict == "ok" and isinstance(produced, int) and produced > 8:
             return Check(check.name, check.question, "problem",
                          f"asked for 8 tokens, got {produced}: the limit is ignored when tools are offered, so one "
-                         "turn can run to the end of the context window (no shim can bound it; --task-timeout does)")
+                         "turn can run to the end of the context window (bound-strings bounds tool-call arguments; "
+                         "--task-timeout the rest)", "bound-strings")
         return check
 
     def parallel_tool_calls(self) -> Check:

@@ -89,13 +89,13 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
         "null-content": ("problem", "null-content"),
         "object-args": ("problem", "args-as-string"),
         "max_completion_tokens": ("problem", "max-tokens-alias"),
-        "max-tokens-with-tools": ("problem", None),
+        "max-tokens-with-tools": ("problem", "bound-strings"),
         "parallel_tool_calls": ("problem", "drop-params=parallel_tool_calls"),
         "long-context": ("unsupported", None),
         "long-max-length": ("problem", "cap-max-length"),
     }
     assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string", "max-tokens-alias",
-                                         "drop-params=parallel_tool_calls", "cap-max-length"]
+                                         "bound-strings", "drop-params=parallel_tool_calls", "cap-max-length"]
     assert "messages.2.content" in next(c.evidence for c in checks if c.name == "null-content")
     assert "asked for 8 tokens, got 20" in next(c.evidence for c in checks if c.name == "max-tokens-with-tools")
 
