@@ -28,7 +28,7 @@ def faulty_server(request: ReceivedRequest) -> Reply | Turn:
         return Reply.json({"error": {"message": "validation error: messages.2.content Input should be a valid string"}}, 500)
     if any(not isinstance(c["function"]["arguments"], str) for m in messages for c in m.get("tool_calls") or []):
         return Reply(200, [("content-type", "application/json")], chunks=[b"{"], break_after=0)
-    if tools and "note" in json.dumps(tools):
+    if tools and "maxLength" in json.dumps(tools):
         return Reply(200, [("content-type", "application/json")], chunks=[b"{"], break_after=0)
     if "parallel_tool_calls" in body:
         return Reply.json({"error": {"message": "extra inputs are not permitted: parallel_tool_calls"}}, 400)
