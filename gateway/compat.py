@@ -28,7 +28,7 @@ Rules:
   (default 1000 characters; applied after ``cap-max-length``). llama-cpp-python's
   chatml-function-calling generates tool-call arguments under a grammar with
   ``max_tokens=None`` whatever the request says, so a small model that never closes
-  a string fills the context window (65-75 s a turn here, then HTTP 400); the bound
+  a string fills the context window (up to 105 s a turn here, then HTTP 400); the bound
   makes the grammar close it. The probes still enforce the real limits.
 - ``default-max-tokens[=N]``: a chat or completion request that sets neither
   ``max_tokens`` nor ``max_completion_tokens`` gets ``"max_tokens": N`` (default 1024

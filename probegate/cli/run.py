@@ -3,7 +3,7 @@
 The command is a thin shell over :func:`agents.runner.execute`: it turns options
 into a :class:`~agents.runner.RunConfig`, shows a rich progress bar while the
 attempts run, and prints the summary table and the report path at the end. A run
-interrupted with Ctrl-C is marked ``interrupted``, still scored, and exits 130.
+interrupted with Ctrl-C or SIGTERM is marked ``interrupted``, still scored, and exits 130.
 """
 
 from __future__ import annotations
