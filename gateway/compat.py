@@ -40,6 +40,7 @@ Rules:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,17 +207,24 @@ def _system_for_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"rule": "system-for-tools", "path": "messages[0]", "from": None, "to": dict(system)}]
 
 
+def _schemas(node: Any, path: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every object in a JSON tree with its path, parents first (a parent may be changed
+    when it is yielded, before its children are walked)."""
+    if isinstance(node, dict):
+        yield node, path
+        for key, value in node.items():
+            yield from _schemas(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _schemas(value, f"{path}[{i}]")
+
+
 def _cap_lengths(schema: Any, cap: int, path: str, changes: list[dict[str, Any]]) -> None:
-    if isinstance(schema, dict):
-        limit = schema.get("maxLength")
+    for node, where in _schemas(schema, path):
+        limit = node.get("maxLength")
         if isinstance(limit, int) and limit > cap:
-            del schema["maxLength"]
-            changes.append({"rule": "cap-max-length", "path": f"{path}.maxLength", "from": limit, "to": None})
-        for key, value in schema.items():
-            _cap_lengths(value, cap, f"{path}.{key}", changes)
-    elif isinstance(schema, list):
-        for i, value in enumerate(schema):
-            _cap_lengths(value, cap, f"{path}[{i}]", changes)
+            del node["maxLength"]
+            changes.append({"rule": "cap-max-length", "path": f"{where}.maxLength", "from": limit, "to": None})
 
 
 def _cap_max_length(body: dict[str, Any], cap: int) -> list[dict[str, Any]]:
@@ -233,15 +241,10 @@ def _is_string_schema(schema: dict[str, Any]) -> bool:
 
 
 def _bound(schema: Any, limit: int, path: str, changes: list[dict[str, Any]]) -> None:
-    if isinstance(schema, dict):
-        if _is_string_schema(schema) and not any(key in schema for key in _STRING_SHAPES):
-            schema["maxLength"] = limit
-            changes.append({"rule": "bound-strings", "path": f"{path}.maxLength", "from": None, "to": limit})
-        for key, value in schema.items():
-            _bound(value, limit, f"{path}.{key}", changes)
-    elif isinstance(schema, list):
-        for i, value in enumerate(schema):
-            _bound(value, limit, f"{path}[{i}]", changes)
+    for node, where in _schemas(schema, path):
+        if _is_string_schema(node) and not any(key in node for key in _STRING_SHAPES):
+            node["maxLength"] = limit
+            changes.append({"rule": "bound-strings", "path": f"{where}.maxLength", "from": None, "to": limit})
 
 
 def _bound_strings(body: dict[str, Any], limit: int) -> list[dict[str, Any]]:
