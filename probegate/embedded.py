@@ -143,12 +143,14 @@ def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threa
                    parent_pid: int | None = None) -> list[str]:
     """The llama-cpp-python server command line (pure).
 
-    With ``parent_pid``, the server runs under :mod:`probegate.parent_watch` and exits
-    when that process dies, so a killed run leaves no server behind.
+    The server is :mod:`probegate.llama_server` (llama-cpp-python's server with
+    llama.cpp's extra weight buffers off, so its AMX kernel cannot crash it). With
+    ``parent_pid``, it runs under :mod:`probegate.parent_watch` and exits when that
+    process dies, so a killed run leaves no server behind.
     """
     watch = ["-m", "probegate.parent_watch", str(parent_pid)] if parent_pid is not None else ["-m"]
     return [
-        sys.executable, *watch, "llama_cpp.server",
+        sys.executable, *watch, "probegate.llama_server",
         "--model", str(model_path),
         "--model_alias", alias,
         "--chat_format", "chatml-function-calling",

@@ -67,5 +67,5 @@ def test_an_already_orphaned_child_does_not_start() -> None:
 
 def test_the_embedded_server_runs_under_the_watch() -> None:
     command = server_command(Path("m.gguf"), 8080, n_ctx=4096, alias="m", threads=2, parent_pid=4242)
-    assert command[1:5] == ["-m", "probegate.parent_watch", "4242", "llama_cpp.server"]
-    assert server_command(Path("m.gguf"), 8080, n_ctx=4096, alias="m", threads=2)[1:3] == ["-m", "llama_cpp.server"]
+    assert command[1:5] == ["-m", "probegate.parent_watch", "4242", "probegate.llama_server"]
+    assert server_command(Path("m.gguf"), 8080, n_ctx=4096, alias="m", threads=2)[1:3] == ["-m", "probegate.llama_server"]

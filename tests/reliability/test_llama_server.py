@@ -1,0 +1,35 @@
+"""The embedded server's launcher loads models without llama.cpp's extra weight buffers.
+
+On an Intel CPU that reports AMX, llama.cpp's AMX buffer crashed the server with SIGILL
+at the first token on this project's VM; the model smoke test is the end-to-end proof.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("llama_cpp")
+
+CHECK = """
+import llama_cpp.llama_cpp as lib
+before = lib.llama_model_default_params().use_extra_bufts
+from probegate.llama_server import without_extra_buffers
+without_extra_buffers()
+without_extra_buffers()  # idempotent: still one wrapper
+params = lib.llama_model_default_params()
+print(before, params.use_extra_bufts, params.no_host)
+"""
+
+
+def test_models_load_without_extra_buffers() -> None:
+    out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["True", "False", "False"], out.stdout + out.stderr
+
+
+def test_the_launcher_passes_its_arguments_to_the_llama_cpp_server() -> None:
+    proc = subprocess.run([sys.executable, "-m", "probegate.llama_server", "--help"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and "--chat_format" in proc.stdout, proc.stderr
