@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ from probegate.errors import UpstreamError, UsageError
 
 log = logging.getLogger("probegate.embedded")
 LOCAL_EXTRA = "pip install 'probegate[local]'"
+REBUILD = "CMAKE_ARGS='-DGGML_NATIVE=OFF' pip install --force-reinstall --no-deps --no-cache-dir llama-cpp-python"
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1"
 
@@ -42,6 +44,13 @@ class EmbeddedServer:
     gateway records a 502, which the scorer attributes to the server, not the model)
     and the supervisor starts the server again so the rest of the run goes on.
 
+    Some deaths are not worth a restart: ``SIGILL`` (the llama.cpp build uses CPU
+    instructions this machine cannot run, so every request would kill it again), a
+    restart that does not come up, or more than ``max_restarts`` crashes. Then the
+    supervisor stops and records why in ``failure``, and :meth:`wait_until_ready`
+    raises it, so the run ends at once with that message instead of failing every
+    remaining attempt.
+
     Attributes:
         url: base URL without ``/v1`` (``http://127.0.0.1:PORT``).
         model: the model alias the server answers to.
@@ -50,6 +59,7 @@ class EmbeddedServer:
         log_path: where the server's output goes.
         command: the command line that starts it.
         crashes: exit codes of the crashes seen so far.
+        failure: why the supervisor gave up (``None`` while it restarts the server).
     """
 
     url: str
@@ -60,6 +70,7 @@ class EmbeddedServer:
     command: list[str] = field(default_factory=list)
     crashes: list[int] = field(default_factory=list)
     max_restarts: int = 100
+    failure: str | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
     _supervisor: threading.Thread | None = None
 
@@ -75,25 +86,40 @@ class EmbeddedServer:
             if code is None:
                 continue
             self.crashes.append(code)
-            if len(self.crashes) > self.max_restarts:
-                log.error("the embedded model server crashed %d times; not restarting", len(self.crashes))
+            if code == -signal.SIGILL:
+                self._give_up(f"the embedded model server died of {exit_text(code)}: this llama.cpp build uses CPU "
+                              f"instructions this machine cannot run; rebuild it with: {REBUILD} (see {self.log_path})")
                 return
-            log.warning("the embedded model server exited with %s; restarting it (see %s)", code, self.log_path)
+            if len(self.crashes) > self.max_restarts:
+                self._give_up(f"the embedded model server crashed {len(self.crashes)} times, the last with "
+                              f"{exit_text(code)}; see {self.log_path}")
+                return
+            log.warning("the embedded model server exited with %s; restarting it (see %s)", exit_text(code),
+                        self.log_path)
             self.process = _spawn(self.command, self.log_path)
             try:
                 _wait_ready(self, 180.0)
             except UpstreamError as exc:
-                log.error("%s", exc)
+                self._give_up(f"the embedded model server did not come back after a crash: {exc}")
                 return
+
+    def _give_up(self, failure: str) -> None:
+        log.error("%s", failure)
+        self.failure = failure
 
     def wait_until_ready(self, timeout_s: float = 300.0) -> bool:
         """Block until the server answers ``GET /v1/models`` (after a restart, say).
 
         Returns:
             Whether it answered within ``timeout_s`` seconds.
+
+        Raises:
+            UpstreamError: the supervisor gave up on the server (the message says why).
         """
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not self._stopping.is_set():
+            if self.failure is not None:
+                raise UpstreamError(self.failure)
             try:
                 if httpx.get(f"{self.url}/v1/models", timeout=2).status_code == 200:
                     return True
@@ -199,6 +225,17 @@ def start_embedded(
     return server
 
 
+def exit_text(code: int) -> str:
+    """A process's exit status in words (pure): ``code 1``, ``SIGSEGV (Segmentation fault)``."""
+    if code >= 0:
+        return f"code {code}"
+    try:
+        sig = signal.Signals(-code)
+    except ValueError:
+        return f"signal {-code}"
+    return f"{sig.name} ({signal.strsignal(sig)})"
+
+
 def _spawn(command: list[str], log_path: Path) -> subprocess.Popen[bytes]:
     with log_path.open("ab") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -209,7 +246,7 @@ def _wait_ready(server: EmbeddedServer, timeout_s: float) -> None:
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             raise UpstreamError(
-                f"the embedded model server exited with code {server.process.returncode}; see {server.log_path}"
+                f"the embedded model server exited with {exit_text(server.process.returncode)}; see {server.log_path}"
             )
         try:
             if httpx.get(f"{server.url}/v1/models", timeout=2).status_code == 200:
