@@ -7,7 +7,7 @@ the weights in plain CPU buffers instead of repacking them for a special kernel.
 Why: a native build of llama.cpp (what ``pip install llama-cpp-python`` compiles) on an
 Intel CPU that reports AMX repacks the weights into an AMX buffer, and on some virtual
 machines its AMX matrix kernel dies with ``SIGILL`` at the first token (``tileloadd`` in
-``libggml-cpu.so``; seen on this project's 2-core Sapphire Rapids VM, where a plain AMX
+``libggml-cpu.so``; seen on this project's 2-core Intel Xeon VM, where a plain AMX
 program runs fine; upstream: ggml-org/llama.cpp#28756, #28328). With the extra buffers
 off, every x86 CPU runs the same plain kernels. The bundled SmolLM2-135M is ``Q4_1``,
 a type the AVX2/AVX-512 repacking does not cover, so on other CPUs nothing changes.
