@@ -110,8 +110,14 @@ def _start(args: list[str], ready: str) -> subprocess.Popen[str]:
 
 
 def _interrupt(proc: subprocess.Popen[str]) -> None:
+    """Ctrl-C the command; it must end within 60 s (killed otherwise, so no later test inherits it)."""
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)  # drains and closes stderr
+    try:
+        proc.communicate(timeout=60)  # drains and closes stderr
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate(timeout=60)
+        pytest.fail(f"{proc.args[1]} did not stop within 60 s of SIGINT; its stderr ends with: {stderr[-2000:]}")
     assert proc.returncode in (0, 130, -signal.SIGINT), proc.returncode
 
 
