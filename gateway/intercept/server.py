@@ -10,8 +10,6 @@ temporary confdir. The CA certificate clients must trust is
 from __future__ import annotations
 
 import asyncio
-import faulthandler
-import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +20,6 @@ from gateway.intercept.backend import ProbeBackend
 from probegate.errors import UsageError
 
 CA_FILE = "mitmproxy-ca-cert.pem"
-log = logging.getLogger("probegate.intercept")
 
 
 class _Ready:
@@ -135,19 +132,9 @@ class InterceptProxy:
             self.stop()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Shut the proxy down (the addon's ``done`` closes the backend).
-
-        When the proxy's thread has not ended after ``timeout`` seconds, every thread's
-        stack goes to stderr, so a hung shutdown says where it hangs.
-        """
+        """Shut the proxy down (the addon's ``done`` closes the backend)."""
         if self._master is not None:
             self._master.shutdown()
         if self._thread is not None:
             self._thread.join(timeout)
-            if self._thread.is_alive():
-                log.warning("the intercept proxy did not stop within %g s; thread stacks follow", timeout)
-                try:
-                    faulthandler.dump_traceback(all_threads=True)
-                except (OSError, ValueError):  # stderr without a file descriptor (captured)
-                    pass
             self._thread = None
