@@ -145,6 +145,7 @@ def intercept(
     """
     from gateway.intercept import InterceptProxy, load_mapping
     from gateway.intercept.mapping import MappingError
+    from probegate.cli.signals import sigterm_as_interrupt
     from probes.catalog import tool_names
 
     _loopback_only(host)
@@ -156,7 +157,8 @@ def intercept(
     try:
         proxy = InterceptProxy(map_file, backend, host=host, port=port, confdir=confdir, allow=tuple(allow)).start()
         typer.echo(f"probegate intercept on {proxy.url} (map: {map_file}; CA: {proxy.ca_path})", err=True)
-        proxy.wait()
+        with sigterm_as_interrupt():  # docker stop / kill: flush the probe log as on Ctrl-C
+            proxy.wait()
         proxy.stop()
     finally:
         close()

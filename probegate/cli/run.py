@@ -8,11 +8,8 @@ interrupted with Ctrl-C or SIGTERM is marked ``interrupted``, still scored, and 
 
 from __future__ import annotations
 
-import signal
 import threading
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from probegate.cli.options import StoreOption
+from probegate.cli.signals import sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from agents.attempt import AttemptOutcome
@@ -221,25 +219,6 @@ def run(
             _run_many(config, harnesses)
         else:
             _run_one(replace(config, harness=harnesses[0]), console)
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """Treat ``SIGTERM`` like Ctrl-C while the block runs: the run is marked interrupted and scored.
-
-    A CI timeout, ``kill`` or ``docker stop`` sends SIGTERM; a background job of a
-    non-interactive shell cannot get Ctrl-C at all (it inherits SIGINT ignored). Without
-    this, those would end the process with the run left ``running`` and unscored.
-    Only the main thread can install a handler; elsewhere the block runs unchanged.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_one(config: Any, console: Console) -> None:

@@ -115,15 +115,16 @@ def _start(args: list[str], ready: str) -> subprocess.Popen[str]:
     return proc
 
 
-def _interrupt(proc: subprocess.Popen[str]) -> None:
-    """Ctrl-C the command; it must end within 60 s (killed otherwise, so no later test inherits it)."""
-    proc.send_signal(signal.SIGINT)
+def _interrupt(proc: subprocess.Popen[str], sig: signal.Signals = signal.SIGINT) -> None:
+    """Ctrl-C (or ``sig``) the command; it must end cleanly within 60 s (killed otherwise, so no
+    later test inherits it)."""
+    proc.send_signal(sig)
     try:
         proc.communicate(timeout=60)  # drains and closes stderr
     except subprocess.TimeoutExpired:
         proc.kill()
         _, stderr = proc.communicate(timeout=60)
-        pytest.fail(f"{proc.args[1]} did not stop within 60 s of SIGINT; its stderr ends with: {stderr[-2000:]}")
+        pytest.fail(f"{proc.args[1]} did not stop within 60 s of {sig.name}; its stderr ends with: {stderr[-2000:]}")
     assert proc.returncode in (0, 130, -signal.SIGINT), proc.returncode
 
 
@@ -145,7 +146,10 @@ def test_probes_serve_end_to_end(sqlite_url: str) -> None:
     engine.dispose()
 
 
-def test_intercept_end_to_end(sqlite_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_intercept_end_to_end(sqlite_url: str, tmp_path: Path, sig: signal.Signals) -> None:
+    """A request answered by a probe, one refused; the probe call is stored after Ctrl-C or a
+    SIGTERM (``docker stop``, ``kill``) ends the proxy."""
     port = free_port()
     proc = _start(["intercept", "--port", str(port), "--confdir", str(tmp_path), "--store", sqlite_url],
                   "probegate intercept on")
@@ -155,7 +159,7 @@ def test_intercept_end_to_end(sqlite_url: str, tmp_path: Path) -> None:
             found = client.get("https://api.crm.example/v1/customers", params={"q": "umbrella"})
             refused = client.get("https://example.org/")
     finally:
-        _interrupt(proc)
+        _interrupt(proc, sig)
     assert found.json()["customers"][0]["customer_id"] == "CUST-1003"
     assert refused.status_code == 403
     engine = open_store(sqlite_url)
