@@ -22,16 +22,9 @@ from probegate.testing import (
     chat_completion,
     serve_in_thread,
 )
+from probegate.testing.signals import default_sigint
 
 PROBEGATE = [sys.executable, "-m", "probegate", "run"]
-# as PROBEGATE, but with Python's Ctrl-C handler even when this test runs with SIGINT ignored
-# (a background job of a non-interactive shell inherits SIG_IGN, and Python then keeps it)
-PROBEGATE_WITH_SIGINT = [
-    sys.executable, "-c",
-    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "sys.argv[0] = 'probegate'; from probegate.cli import main; main()",
-    "run",
-]
 TASKS = str(Path(__file__).parent / "tasks")
 
 
@@ -115,11 +108,10 @@ def test_ctrl_c_marks_the_run_interrupted(model, tmp_path: Path, sig: signal.Sig
     slow = Reply.json(chat_completion("Let me think.", model="test-model"), delay_s=2.0)
     script.handler = lambda request: slow
     store = f"sqlite:///{tmp_path / 'store.db'}"
-    probegate = PROBEGATE_WITH_SIGINT if sig == signal.SIGINT else PROBEGATE  # SIGTERM needs no help
     proc = subprocess.Popen(
-        [*probegate, "--task-set", TASKS, "--harness", "react", "--model", "test-model", "--repeats", "3",
+        [*PROBEGATE, "--task-set", TASKS, "--harness", "react", "--model", "test-model", "--repeats", "3",
          "--model-endpoint", server.url, "--store", store, "--run-id", "cli-int"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 60
     while not script.requests and time.monotonic() < deadline:

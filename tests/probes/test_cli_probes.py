@@ -20,6 +20,7 @@ from probegate.errors import UsageError
 from probegate.store.engine import open_store
 from probegate.store.writer import CaptureWriter
 from probegate.testing import free_port
+from probegate.testing.signals import default_sigint
 from probes.catalog import tool_names
 from probes.service import ProbeService
 from probes.store import read_probe_calls
@@ -99,16 +100,10 @@ def test_intercept_bad_mapping_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [f"error: {bad}: routes[0]: unknown tool 'fly'"]
 
 
-def _default_sigint() -> None:
-    # A background job of a non-interactive shell (a CI runner, say) runs with SIGINT
-    # ignored, children inherit that, and Python then never raises KeyboardInterrupt.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _start(args: list[str], ready: str) -> subprocess.Popen[str]:
     """Start a probegate command, as from a terminal (Ctrl-C works), and wait for its ready line on stderr."""
     proc = subprocess.Popen([str(Path(sys.executable).parent / "probegate"), *args],
-                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     assert proc.stderr is not None
     line = proc.stderr.readline()
     assert ready in line, line
