@@ -120,11 +120,8 @@ class EmbeddedServer:
         while time.monotonic() < deadline and not self._stopping.is_set():
             if self.failure is not None:
                 raise UpstreamError(self.failure)
-            try:
-                if httpx.get(f"{self.url}/v1/models", timeout=2).status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
+            if _answers(self.url):
+                return True
             time.sleep(0.25)
         return False
 
@@ -241,6 +238,14 @@ def _spawn(command: list[str], log_path: Path) -> subprocess.Popen[bytes]:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
 
 
+def _answers(url: str) -> bool:
+    """Whether the server at ``url`` answers ``GET /v1/models`` with 200 within 2 s."""
+    try:
+        return httpx.get(f"{url}/v1/models", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
 def _wait_ready(server: EmbeddedServer, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -248,11 +253,8 @@ def _wait_ready(server: EmbeddedServer, timeout_s: float) -> None:
             raise UpstreamError(
                 f"the embedded model server exited with {exit_text(server.process.returncode)}; see {server.log_path}"
             )
-        try:
-            if httpx.get(f"{server.url}/v1/models", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
+        if _answers(server.url):
+            return
         time.sleep(0.25)
     server.stop()
     raise UpstreamError(f"the embedded model server did not answer within {timeout_s:g} s; see {server.log_path}")
