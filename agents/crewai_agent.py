@@ -12,6 +12,7 @@ tool call CrewAI 1.15 sends ``{"role": "assistant", "content": null, "tool_calls
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -35,9 +36,39 @@ _JSON_TYPES: dict[str, Any] = {
 }
 
 
+#: CrewAI loggers that repeat one warning on every model call; each message is shown once.
+REPEATING_LOGGERS = ("crewai.llms.base_llm",)
+
+
+class OnceFilter(logging.Filter):
+    """Let each distinct message through once per process, drop its repeats.
+
+    CrewAI 1.15 warns "Using an approximate input token count for model ..." before
+    its model calls (often more than once per call) when it has no token counter for
+    the model, as for any local model: 481 lines for the 287 model calls of CrewAI's
+    leg of the README's main command, burying the run's own output. The first still
+    shows. Thread-safe enough: a race shows a message twice at worst.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
 def _quiet() -> None:
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
+    for name in REPEATING_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, OnceFilter) for f in logger.filters):
+            logger.addFilter(OnceFilter())
 
 
 def require_crewai() -> None:
