@@ -22,7 +22,7 @@ from bench.report import add_output_options, emit
 from bench.stores import PG_DEFAULT, temp_store
 from bench.synthetic import build_run
 from probegate.store import open_store
-from scorer import score_run
+from probegate.scorer import score_run
 
 RUN_ID = "bench"
 TARGET_PER_S = 2000.0

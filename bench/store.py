@@ -3,7 +3,7 @@
     python -m bench.store [--smoke] [--plain N] [--streams N] [--postgres URL | --no-postgres]
                           [--json F] [--markdown F]
 
-The captures are :class:`gateway.capture.RecordedExchange` objects as the gateway's
+The captures are :class:`probegate.gateway.capture.RecordedExchange` objects as the gateway's
 hot path leaves them (raw request bytes, response pieces with their offsets), so the
 writer thread does what it does in a live run: decode, split the stream into events,
 reassemble the turn, redact, then commit in batches. Two shapes: a 1 KB request with
@@ -28,7 +28,7 @@ from bench.procs import loadavg, machine, machine_line
 from bench.report import add_output_options, emit
 from bench.stores import PG_DEFAULT, pg_unavailable, temp_store
 from bench.upstream import CHUNKS, COMPLETION
-from gateway.capture import RecordedExchange
+from probegate.gateway.capture import RecordedExchange
 from probegate.store import CaptureWriter, Exchange, new_id, open_store, utcnow
 
 SYSTEM = ("You are a support agent for a logistics company. Answer briefly, use the tools to look "

@@ -1,9 +1,9 @@
 """A large synthetic run for the scorer benchmark, shaped like a real function-calling agent's.
 
 Every task of a task set gets its reference plan and each applicable mutation
-(:mod:`scorer.mutations`), padded at the front with read-only look-ups until the
+(:mod:`probegate.scorer.selftest.mutations`), padded at the front with read-only look-ups until the
 attempt makes ``exchanges - 1`` calls (an agent that looks around before it acts).
-Each such *template* is played once by the real :class:`scorer.scripted.ScriptedAgent`
+Each such *template* is played once by the real :class:`probegate.scorer.selftest.scripted.ScriptedAgent`
 through the real probe service into a scratch store, so its exchange, probe-call and
 world-state rows are exactly what a live fc run leaves. The target store then gets
 ``attempts`` attempts, cycling through the templates, copied row by row with new ids
@@ -26,10 +26,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
 from probegate.store import CaptureWriter, Run, new_id, open_store, utcnow
-from scorer.mutations import Plan, PlannedCall
-from scorer.scripted import ScriptedAgent
-from scorer.selftest import _read_only_tools, _scripted_subagent, plans_for
-from tasks.loader import Task, TaskSet, load_task_set
+from probegate.scorer.selftest.mutations import Plan, PlannedCall
+from probegate.scorer.selftest.scripted import ScriptedAgent
+from probegate.scorer.selftest.suite import _read_only_tools, _scripted_subagent, plans_for
+from probegate.tasks.loader import Task, TaskSet, load_task_set
 
 TEMPLATE_RUN = "template"
 CHECK_RUN = "lookup-check"
@@ -53,7 +53,7 @@ class Template:
 
 
 def _schema_keys(tool: str) -> tuple[set[str], set[str]]:
-    from probes.catalog import CATALOG
+    from probegate.probes.catalog import CATALOG
 
     params = CATALOG[tool].parameters
     return set(params.get("properties", {})), set(params.get("required", []))
@@ -117,7 +117,7 @@ def _read_rows(engine: Engine, run_id: str) -> dict[tuple[str, int], Rows]:
 
 def play_templates(tasks: TaskSet, calls: int) -> list[Template]:
     """Play every task's reference and mutations, padded to ``calls`` calls, into a scratch store."""
-    from probes.service import ProbeService
+    from probegate.probes.service import ProbeService
 
     read_only = _read_only_tools()
     names: dict[tuple[str, int], str] = {}

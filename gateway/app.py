@@ -1,7 +1,7 @@
 """The gateway ASGI application: a thin dispatcher in front of FastAPI.
 
 Model routes (``/v1/...``, ``/api/...``, and both under ``/r/{run}/{task}[/{attempt}]``)
-go straight to the raw-ASGI :class:`~gateway.forward.Forwarder`, so the hot path
+go straight to the raw-ASGI :class:`~probegate.gateway.forward.Forwarder`, so the hot path
 pays for no routing or middleware. Everything else (health, probes, captures) is a
 FastAPI app whose lifespan owns the capture writer and the upstream client.
 """
@@ -18,13 +18,13 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
 
-from gateway.attribution import ADHOC_RUN, ADHOC_TASK, Target, parse_path
-from gateway.compat import apply_rules, parse_rules
-from gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
-from gateway.headers import header
+from probegate.urls import ADHOC_RUN, ADHOC_TASK, Target, parse_path
+from probegate.gateway.compat import apply_rules, parse_rules
+from probegate.gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
+from probegate.gateway.headers import header
 from probegate.redact import make_redactor
-from gateway.replay import ReplaySettings, ReplayTransport, load_index
-from gateway.upstream import Transport, make_transport
+from probegate.gateway.replay import ReplaySettings, ReplayTransport, load_index
+from probegate.gateway.upstream import Transport, make_transport
 from probegate.errors import UsageError
 from probegate.store.engine import open_store
 from probegate.store.writer import CaptureWriter
@@ -43,7 +43,7 @@ class GatewayConfig:
         transport: upstream transport, ``aiohttp`` or ``httpx``.
         token: when set, every route needs ``Authorization: Bearer <token>``.
         queue_size: capture queue bound (items).
-        compat: opt-in request shims (``gateway.compat`` rule specs), off by default.
+        compat: opt-in request shims (``probegate.gateway.compat`` rule specs), off by default.
         redact: extra regexes scrubbed from stored bodies (API keys and bearer tokens
             always are).
         redact_pii: also scrub e-mail addresses from stored bodies.

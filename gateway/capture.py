@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gateway.headers import RawHeaders, header, to_stored
+from probegate.gateway.headers import RawHeaders, header, to_stored
 from probegate.redact import Redactor, make_redactor
 from probegate.store.models import Exchange
 from probegate.wire.decode import decode_body

@@ -19,12 +19,12 @@ from typing import Any
 
 import httpx
 
-from gateway.attribution import Target
-from gateway.capture import RecordedExchange, stream_format
-from gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
+from probegate.urls import Target
+from probegate.gateway.capture import RecordedExchange, stream_format
+from probegate.gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
 from probegate.redact import Redactor, make_redactor
-from gateway.replay import REPLAY_EXTENSION, TARGET_EXTENSION
-from gateway.upstream import UpstreamFailure, classify, upstream_url
+from probegate.gateway.replay import REPLAY_EXTENSION, TARGET_EXTENSION
+from probegate.gateway.upstream import UpstreamFailure, classify, upstream_url
 from probegate.store.models import new_id, utcnow
 from probegate.store.writer import CaptureWriter
 

@@ -27,9 +27,9 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from gateway.attribution import Target
-from gateway.headers import HOP_BY_HOP
-from gateway.replay_key import distance, first_difference, normalize_request, request_key
+from probegate.urls import Target
+from probegate.gateway.headers import HOP_BY_HOP
+from probegate.gateway.replay_key import distance, first_difference, normalize_request, request_key
 from probegate.errors import UsageError
 from probegate.store.models import Exchange
 

@@ -1,6 +1,6 @@
 """Keeping secrets out of the store: regex redaction of stored bodies (pure).
 
-Auth headers are always redacted (``gateway.headers``). Bodies are scanned with a
+Auth headers are always redacted (``probegate.gateway.headers``). Bodies are scanned with a
 redaction list: by default patterns for API keys and bearer tokens; ``--redact-pii``
 adds e-mail addresses; ``--redact REGEX`` adds the user's own. The client and the
 upstream always see the original bytes: redaction applies to what is stored (and

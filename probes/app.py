@@ -10,9 +10,9 @@ from fastapi import FastAPI
 from sqlalchemy.engine import Engine
 
 from probegate.store.writer import CaptureWriter
-from probes.http import add_routes
-from probes.service import ProbeService
-from probes.tool import Feedback, SubAgentRunner
+from probegate.probes.http import add_routes
+from probegate.probes.service import ProbeService
+from probegate.probes.tool import Feedback, SubAgentRunner
 
 
 def create_probe_app(

@@ -1,4 +1,4 @@
-"""The parameter schemas of the outcome checks in :mod:`probes.verify` (data only)."""
+"""The parameter schemas of the outcome checks in :mod:`probegate.probes.verify` (data only)."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.normalize import same_value
-from probes.tool import ToolError
+from probegate.probes.normalize import same_value
+from probegate.probes.tool import ToolError
 
 DEFAULT_CODE = "unavailable"
 

@@ -2,7 +2,7 @@
 
 Tool routes exist for both attribution prefixes, ``/r/{run}/{task}/tools...`` and
 ``/r/{run}/{task}/{attempt}/tools...`` (plus bare ``/tools...``, attributed like a
-bare ``/v1``); :func:`gateway.attribution.parse_path` reads run, task and attempt
+bare ``/v1``); :func:`probegate.urls.parse_path` reads run, task and attempt
 from the path so the probes and the model pass-through agree on attribution. The
 service is synchronous and cheap, so tool calls run on the event loop, except the
 blocking ``delegate``, which runs in the thread pool (its sub-agent calls back into
@@ -20,12 +20,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.engine import Engine
 
-from gateway.attribution import ADHOC_RUN, ADHOC_TASK, Target, parse_path
+from probegate.urls import ADHOC_RUN, ADHOC_TASK, Target, parse_path
 from probegate.store.writer import CaptureWriter
-from probes.service import ProbeService
-from probes.store import read_world_state
-from probes.verify import run_check
-from probes.worlds import WorldError, load_world
+from probegate.probes.service import ProbeService
+from probegate.probes.store import read_world_state
+from probegate.probes.verify import run_check
+from probegate.probes.worlds import WorldError, load_world
 
 PREFIXES = ("/r/{run}/{task}", "/r/{run}/{task}/{attempt:int}", "")
 

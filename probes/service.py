@@ -23,12 +23,12 @@ from typing import Any, NamedTuple
 
 from probegate.store.models import ProbeCall, WorldState, utcnow
 from probegate.store.writer import CaptureWriter, Upsert
-from probes.catalog import CATALOG, openai_tools, tool_names, unknown_tools
-from probes.faults import fire_fault
-from probes.tool import Feedback, SubAgentRunner, Tool, ToolContext, ToolError
-from probes.validate import blocked_body, validate_args
-from probes.verify import CheckResult, run_check
-from probes.worlds import WorldError, load_world
+from probegate.probes.catalog import CATALOG, openai_tools, tool_names, unknown_tools
+from probegate.probes.faults import fire_fault
+from probegate.probes.tool import Feedback, SubAgentRunner, Tool, ToolContext, ToolError
+from probegate.probes.validate import blocked_body, validate_args
+from probegate.probes.verify import CheckResult, run_check
+from probegate.probes.worlds import WorldError, load_world
 
 log = logging.getLogger("probegate.probes")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
-from probes.normalize import norm_id, norm_text
+from probegate.probes.normalize import norm_id, norm_text
 
 Feedback = Literal["plain", "actionable"]
 SideEffect = Literal[
@@ -123,7 +123,7 @@ class ToolContext:
         return f"{prefix}{counters[counter]}"
 
     def side_effect(self, tool: str, kind: SideEffect, ref: str, args: dict[str, Any]) -> None:
-        """Record that this call changed the world (checked by ``probes.verify``)."""
+        """Record that this call changed the world (checked by ``probegate.probes.verify``)."""
         self.state.setdefault("side_effects", []).append(
             {"seq": self.seq, "tool": tool, "kind": kind, "ref": ref, "args": args}
         )

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import jsonschema
 
-from probes.tool import Feedback
+from probegate.probes.tool import Feedback
 
 BODY_KEY = "(arguments)"
 _EMAIL = re.compile(r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$")

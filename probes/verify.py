@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 import jsonschema
 
-from probes.checks_schema import CHECK_PARAMS, KINDS
-from probes.normalize import as_list, contains, norm_email, norm_id, norm_path, norm_text
+from probegate.probes.checks_schema import CHECK_PARAMS, KINDS
+from probegate.probes.normalize import as_list, contains, norm_email, norm_id, norm_path, norm_text
 
 
 class CheckResult(NamedTuple):
@@ -59,7 +59,7 @@ def run_check(state: dict[str, Any], check: dict[str, Any]) -> CheckResult:
     """Answer one outcome check from a world state.
 
     Args:
-        state: a world state (see ``probes.worlds``).
+        state: a world state (see ``probegate.probes.worlds``).
         check: ``{"check": name, **params}``.
 
     Raises:

@@ -2,26 +2,26 @@
 
 It reads the capture store only and never talks to the network, so any stored run
 can be rescored at any time. The pure core (parsers, reconstruction, matching,
-metrics, attribution) does no I/O; :mod:`scorer.load` reads the store and
-:mod:`scorer.outputs` writes files. Definitions: docs/metrics.md.
+metrics, attribution) does no I/O; :mod:`probegate.scorer.rebuild.load` reads the store and
+:mod:`probegate.scorer.report.outputs` writes files. Definitions: docs/metrics.md.
 """
 
-from scorer.answer import Check, check_answer
-from scorer.api import reconstruct, resolve_task_set, score_run
-from scorer.attribution import LABELS, Attribution, attribute
-from scorer.compare import RunDiff, compare_table, diff_runs
-from scorer.matching import ActualCall, Alignment, align, compare_args, fold_retries
-from scorer.metrics import AttemptResult, pass_hat_k
-from scorer.mutations import MUTATIONS, Plan, PlannedCall, mutations, reference_plan
-from scorer.outputs import write_outputs
-from scorer.rebuild import build_trajectory
-from scorer.rows import AttemptRows, RunInfo
-from scorer.score import Score, TaskScorer, task_scorer
-from scorer.scripted import ScriptedAgent
-from scorer.selftest import SelftestReport, run_selftest
-from scorer.summary import RunScore, summarize
-from scorer.trajectory import Step, Trajectory
-from scorer.turns import ParsedTurn, parse_completion, parse_text
+from probegate.scorer.judge.answer import Check, check_answer
+from probegate.scorer.pipeline import reconstruct, resolve_task_set, score_run
+from probegate.scorer.judge.failures import LABELS, Attribution, attribute
+from probegate.scorer.report.compare import RunDiff, compare_table, diff_runs
+from probegate.scorer.judge.matching import ActualCall, Alignment, align, compare_args, fold_retries
+from probegate.scorer.report.metrics import AttemptResult, pass_hat_k
+from probegate.scorer.selftest.mutations import MUTATIONS, Plan, PlannedCall, mutations, reference_plan
+from probegate.scorer.report.outputs import write_outputs
+from probegate.scorer.rebuild.build import build_trajectory
+from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
+from probegate.scorer.judge.task_score import Score, TaskScorer, task_scorer
+from probegate.scorer.selftest.scripted import ScriptedAgent
+from probegate.scorer.selftest.suite import SelftestReport, run_selftest
+from probegate.scorer.report.summary import RunScore, summarize
+from probegate.scorer.trajectory import Step, Trajectory
+from probegate.scorer.rebuild.turns import ParsedTurn, parse_completion, parse_text
 
 __all__ = [
     "LABELS",

@@ -1,6 +1,6 @@
 """The trajectory: the scorer's common language (one object per task attempt).
 
-A trajectory is rebuilt from the capture store alone (see :mod:`scorer.rebuild`)
+A trajectory is rebuilt from the capture store alone (see :mod:`probegate.scorer.rebuild.build`)
 and written to ``traces/<task>-<attempt>.json``. It is versioned: a reader refuses a
 newer version with a clear message.
 
@@ -25,7 +25,7 @@ Shape (JSON)::
 
 ``warnings`` (default ``[]``) lists what the capture held that could not be read;
 the steps it touches carry the parse note ``corrupt_capture`` (see
-:mod:`scorer.capture_checks`).
+:mod:`probegate.scorer.rebuild.capture_checks`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Task sets as data (YAML under ``tasks/<set>/``) and their loader."""
 
-from tasks.loader import (
+from probegate.tasks.loader import (
     ExpectedAction,
     ExpectedAnswer,
     Prompt,

@@ -103,7 +103,7 @@ class ExpectedAnswer(_Frozen):
 class VerifyCheck(_Frozen):
     """An outcome check answered by the probes' verification API from world state.
 
-    ``check`` names the check (see ``probes.verify``); the other fields are its
+    ``check`` names the check (see ``probegate.probes.verify``); the other fields are its
     parameters, e.g. ``{"check": "email_sent", "to": "a@b.com", "subject_contains": "Q3"}``.
     """
 
@@ -265,8 +265,8 @@ _TRAP_CALL = "the failing call as {tool, args}"
 def _lint_call(field: str, tool: str, args: Any, offered: list[str]) -> list[Problem]:
     """A call a task names (expected action or trap): known, offered tool; known, valid arguments."""
     # the probes package pulls in the store models: import it on use, not with the loader
-    from probes.catalog import CATALOG
-    from probes.validate import validate_args
+    from probegate.probes.catalog import CATALOG
+    from probegate.probes.validate import validate_args
 
     if tool not in CATALOG:
         return [(f"{field}.tool", f"unknown tool {tool!r}: not in the probe catalogue (see `probegate probes list`)")]
@@ -285,7 +285,7 @@ def _lint_call(field: str, tool: str, args: Any, offered: list[str]) -> list[Pro
 
 def _lint_world(task: Task) -> tuple[list[Problem], list[dict[str, Any]]]:
     """Problems of ``world`` / ``world_patch``, and the faults the patched world holds."""
-    from probes.worlds import WorldError, load_world
+    from probegate.probes.worlds import WorldError, load_world
 
     try:
         load_world(task.world)
@@ -333,7 +333,7 @@ def lint_task(task: Task) -> list[Problem]:
     offered tool, with parameters that tool has and values its schema accepts (a
     required parameter may be left out: ``subset`` compares only the keys given);
     every ``verify`` entry is a known check with valid parameters
-    (``probes.verify.validate_check``); ``world`` and ``world_patch`` load; injected
+    (``probegate.probes.verify.validate_check``); ``world`` and ``world_patch`` load; injected
     faults name offered tools; a ``tool_error`` trap names its failing call (a fault,
     or ``trap.value: {tool, args}``); ``expected_answer.regex`` compiles.
 
@@ -343,8 +343,8 @@ def lint_task(task: Task) -> list[Problem]:
     Returns:
         The problems, in field order; empty when the task is sound.
     """
-    from probes.catalog import CATALOG
-    from probes.verify import validate_check
+    from probegate.probes.catalog import CATALOG
+    from probegate.probes.verify import validate_check
 
     problems: list[Problem] = [
         (f"tools.{i}", f"unknown tool {name!r}: not in the probe catalogue (see `probegate probes list`)")

@@ -17,8 +17,8 @@ import psycopg
 import pytest
 from sqlalchemy.engine import Engine
 
-from gateway.app import GatewayApp, GatewayConfig
-from probegate.compose import build_app
+from probegate.gateway.app import GatewayApp, GatewayConfig
+from probegate.runner.compose import build_app
 from probegate.store import CaptureWriter, open_store
 from probegate.testing import RunningServer, ScriptedUpstream, serve_in_thread
 

@@ -7,11 +7,11 @@ imports happen inside the commands so ``probegate --help`` stays fast. Every
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 import typer
 
+from probegate.cli import captures, doctor, portable, probes, run, scoring, serve
 from probegate.errors import ProbegateError
 
 app = typer.Typer(
@@ -22,16 +22,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-#: Command modules, each with ``register(app: typer.Typer) -> None``.
-COMMAND_MODULES = [
-    "probegate.cli.serve",
-    "probegate.cli.captures",
-    "probegate.cli.probes",
-    "probegate.cli.run",
-    "probegate.cli.scoring",
-    "probegate.cli.portable",
-    "probegate.cli.doctor",
-]
 
 
 @app.callback()
@@ -46,13 +36,7 @@ def _root(
         raise typer.Exit(0)
 
 
-for _name in COMMAND_MODULES:
-    try:
-        _module = importlib.import_module(_name)
-    except ModuleNotFoundError as _exc:
-        if _exc.name != _name:
-            raise
-        continue
+for _module in (serve, captures, probes, run, scoring, portable, doctor):
     _module.register(app)
 
 

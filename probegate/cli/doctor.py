@@ -29,8 +29,8 @@ def doctor(
     from rich.console import Console
     from rich.table import Table
 
-    from probegate.doctor import Doctor, recommended_shims
-    from probegate.embedded import embedded_server
+    from probegate.runner.doctor import Doctor, recommended_shims
+    from probegate.runner.embedded import embedded_server
 
     if model_endpoint is not None and not model_endpoint.startswith(("http://", "https://")):
         raise UsageError(f"--model-endpoint must be an http(s) URL, got {model_endpoint!r}")

@@ -24,7 +24,7 @@ def export(
     from probegate.redact import make_redactor
     from probegate.store import open_store
     from probegate.store.bundle import export_run
-    from tasks.loader import load_task_set
+    from probegate.tasks.loader import load_task_set
 
     snapshot = load_task_set(task_set).snapshot() if task_set else None
     summary = export_run(open_store(store), run, output, task_snapshot=snapshot,
@@ -39,7 +39,7 @@ def import_(
     store: str | None = StoreOption,
 ) -> None:
     """Load a bundle into the store, all or nothing; then `probegate score RUN` rescores it."""
-    from gateway.attribution import valid_id
+    from probegate.urls import valid_id
     from probegate.store import open_store
     from probegate.store.bundle import import_bundle
 

@@ -42,7 +42,7 @@ def serve(
     import uvicorn
 
     from probegate.store.engine import open_store
-    from probes.app import create_probe_app
+    from probegate.probes.app import create_probe_app
 
     _loopback_only(host)
     app = create_probe_app(open_store(store), feedback=_feedback(feedback))  # type: ignore[arg-type]
@@ -79,7 +79,7 @@ def log_command(
     from rich.text import Text
 
     from probegate.store.engine import open_store
-    from probes.store import read_probe_calls
+    from probegate.probes.store import read_probe_calls
 
     engine = open_store(store)
     try:
@@ -111,7 +111,7 @@ def list_command(as_json: bool = JsonOption) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from probes.catalog import CATALOG
+    from probegate.probes.catalog import CATALOG
 
     if as_json:
         typer.echo(json.dumps([{"name": t.name, "domain": t.domain, "side_effect": t.side_effect,
@@ -143,10 +143,10 @@ def intercept(
     Point the agent at http://RUN:TASK@HOST:PORT (HTTPS_PROXY / HTTP_PROXY) and make it
     trust CONFDIR/mitmproxy-ca-cert.pem. Unmapped hosts get a 403; nothing leaves the machine.
     """
-    from gateway.intercept import InterceptProxy, load_mapping
-    from gateway.intercept.mapping import MappingError
+    from probegate.probes.intercept import InterceptProxy, load_mapping
+    from probegate.probes.intercept.mapping import MappingError
     from probegate.cli.signals import sigterm_as_interrupt
-    from probes.catalog import tool_names
+    from probegate.probes.catalog import tool_names
 
     _loopback_only(host)
     try:
@@ -170,7 +170,7 @@ def _backend(probes: str, store: str | None, feedback: str) -> tuple[Any, Any]:
     Raises:
         UsageError: ``--probes`` is neither ``in-process`` nor a URL, or a bad feedback style.
     """
-    from gateway.intercept import HttpBackend, InProcessBackend
+    from probegate.probes.intercept import HttpBackend, InProcessBackend
 
     if probes.startswith(("http://", "https://")):
         return HttpBackend(probes), lambda: None
@@ -178,7 +178,7 @@ def _backend(probes: str, store: str | None, feedback: str) -> tuple[Any, Any]:
         raise UsageError(f"--probes must be 'in-process' or an http(s) URL, got {probes!r}")
     from probegate.store.engine import open_store
     from probegate.store.writer import CaptureWriter
-    from probes.service import ProbeService
+    from probegate.probes.service import ProbeService
 
     style = _feedback(feedback)
     engine = open_store(store)

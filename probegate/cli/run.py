@@ -1,7 +1,7 @@
 """``probegate run``: drive a task set through one harness against one model.
 
-The command is a thin shell over :func:`agents.runner.execute`: it turns options
-into a :class:`~agents.runner.RunConfig`, shows a rich progress bar while the
+The command is a thin shell over :func:`probegate.runner.execute.execute`: it turns options
+into a :class:`~probegate.runner.execute.RunConfig`, shows a rich progress bar while the
 attempts run, and prints the summary table and the report path at the end. A run
 interrupted with Ctrl-C or SIGTERM is marked ``interrupted``, still scored, and exits 130.
 """
@@ -23,8 +23,8 @@ from probegate.cli.options import StoreOption
 from probegate.cli.signals import sigterm_as_interrupt
 
 if TYPE_CHECKING:
-    from agents.attempt import AttemptOutcome
-    from agents.runner import RunReport
+    from probegate.runner.attempt import AttemptOutcome
+    from probegate.runner.execute import RunReport
 
 #: Exit status of an interrupted run (the shell's convention for SIGINT).
 INTERRUPTED_EXIT = 130
@@ -186,8 +186,8 @@ def run(
     Every attempt resets its world, then the harness talks to the model through the
     gateway (/r/RUN/TASK/ATTEMPT/v1) and to the probes (/r/RUN/TASK/ATTEMPT/tools).
     """
-    from agents.registry import expand_harnesses
-    from agents.runner import RunConfig
+    from probegate.harnesses.registry import expand_harnesses
+    from probegate.runner.execute import RunConfig
 
     harnesses, notes = expand_harnesses(harness)
     config = RunConfig(
@@ -223,7 +223,7 @@ def run(
 
 def _run_one(config: Any, console: Console) -> None:
     """One run with its live progress bar, then its table."""
-    from agents.runner import execute
+    from probegate.runner.execute import execute
 
     progress = _progress(console)
     events = ProgressEvents(progress)
@@ -255,7 +255,7 @@ def _progress(console: Console) -> Progress:
 
 def _run_many(config: Any, harnesses: list[str]) -> None:
     """One run per harness against the same model; then the side-by-side table."""
-    from agents.runner import execute_many
+    from probegate.runner.execute import execute_many
 
     console = Console(stderr=True)
     shown: list[tuple[Progress, ProgressEvents]] = []
@@ -287,8 +287,8 @@ def _run_many(config: Any, harnesses: list[str]) -> None:
 
 def print_comparison(console: Console, reports: list[RunReport]) -> None:
     """The scorer's side-by-side table of the runs, then every report path."""
-    from scorer.compare import compare_table
-    from scorer.console import compare_tables
+    from probegate.scorer.report.compare import compare_table
+    from probegate.scorer.report.console import compare_tables
 
     summaries = []
     for report in reports:

@@ -1,5 +1,5 @@
 """Scoring commands: ``score``, ``report``, ``trace``, ``debug-parse``, ``compare``,
-``diff`` and ``selftest``. Thin shells over :mod:`scorer` (tables: :mod:`scorer.console`);
+``diff`` and ``selftest``. Thin shells over :mod:`scorer` (tables: :mod:`probegate.scorer.report.console`);
 heavy imports happen inside the commands so ``probegate --help`` stays fast.
 """
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from sqlalchemy.engine import Engine
 
-    from scorer.summary import RunScore
+    from probegate.scorer.report.summary import RunScore
 
 TaskSetOption = typer.Option(None, "--task-set", help="Task set name or folder (default: the run's own).")
 RunsArgument = typer.Argument(..., help="Runs to compare: run ids, summary.json files or runs/<run> folders.")
@@ -54,7 +54,7 @@ def open_engine(store: str | None) -> Engine:
 
 
 def _score(run: str, task_set: str | None, store: str | None) -> RunScore:
-    from scorer.api import score_run
+    from probegate.scorer.pipeline import score_run
 
     engine = open_engine(store)
     try:
@@ -71,8 +71,8 @@ def score(
     as_json: bool = JsonOption,
 ) -> None:
     """Rescore a stored run from its captures and write OUT/RUN/."""
-    from scorer.console import headline_lines, run_table
-    from scorer.outputs import write_outputs
+    from probegate.scorer.report.console import headline_lines, run_table
+    from probegate.scorer.report.outputs import write_outputs
 
     result = _score(run, task_set, store)
     paths = write_outputs(result, out / run)
@@ -95,7 +95,7 @@ def report(
     store: str | None = StoreOption,
 ) -> None:
     """Score RUN, write its outputs and print the path of report.html."""
-    from scorer.outputs import write_outputs
+    from probegate.scorer.report.outputs import write_outputs
 
     paths = write_outputs(_score(run, task_set, store), out / run)
     typer.echo(str(paths["report"]))
@@ -110,8 +110,8 @@ def trace(
     as_json: bool = JsonOption,
 ) -> None:
     """Print one trajectory rebuilt from the store (steps, parsed actions, probe results)."""
-    from scorer.api import reconstruct
-    from scorer.console import trace_footer, trace_table
+    from probegate.scorer.pipeline import reconstruct
+    from probegate.scorer.report.console import trace_footer, trace_table
 
     engine = open_engine(store)
     try:
@@ -133,8 +133,8 @@ def debug_parse(
     as_json: bool = JsonOption,
 ) -> None:
     """Show what every action parser extracts from TEXT, and which reading wins."""
-    from scorer.console import parse_table
-    from scorer.turns import every_parse
+    from probegate.scorer.report.console import parse_table
+    from probegate.scorer.rebuild.turns import every_parse
 
     body = sys.stdin.read() if text == "-" else text
     found = every_parse(body, [t.strip() for t in tools.split(",") if t.strip()])
@@ -158,7 +158,7 @@ def load_summary(ref: str, task_set: str | None, store: str | None) -> dict[str,
     Raises:
         UsageError: the file is not a summary, or its version is newer than this probegate.
     """
-    from scorer.summary import SUMMARY_VERSION
+    from probegate.scorer.report.summary import SUMMARY_VERSION
 
     path = Path(ref)
     if path.is_dir() and (path / "summary.json").is_file():
@@ -191,8 +191,8 @@ def compare(
     markdown: bool = typer.Option(False, "--markdown", help="Print the metrics as a Markdown table."),
 ) -> None:
     """Side-by-side metrics of several runs (same model, other harness; or other models)."""
-    from scorer.compare import compare_table
-    from scorer.console import compare_markdown, compare_tables
+    from probegate.scorer.report.compare import compare_table
+    from probegate.scorer.report.console import compare_markdown, compare_tables
 
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
@@ -218,8 +218,8 @@ def diff(
     as_json: bool = JsonOption,
 ) -> None:
     """Per-tier and per-task changes; exits 1 when a tier falls below 95 % of OLD."""
-    from scorer.compare import diff_runs
-    from scorer.console import diff_tables
+    from probegate.scorer.report.compare import diff_runs
+    from probegate.scorer.report.console import diff_tables
 
     result = diff_runs(load_summary(old, task_set, store), load_summary(new, task_set, store))
     if as_json:
@@ -242,8 +242,8 @@ def selftest(
     Exits 1 when one does not. Plays into a temporary store, or into --store (run
     selftest-<id>) so the attempts can be inspected with `probegate trace`.
     """
-    from scorer.console import selftest_table
-    from scorer.selftest import run_selftest
+    from probegate.scorer.report.console import selftest_table
+    from probegate.scorer.selftest.suite import run_selftest
 
     result = run_selftest(task_set, store)
     if as_json:

@@ -63,9 +63,9 @@ def serve(
     """
     import uvicorn
 
-    from gateway.app import GatewayConfig
+    from probegate.gateway.app import GatewayConfig
     from probegate.cli.sizes import parse_size
-    from probegate.compose import build_app
+    from probegate.runner.compose import build_app
     from probegate.store.engine import normalize_url
 
     check_bind(host, allow_remote, token)
@@ -79,7 +79,7 @@ def serve(
         raise UsageError(f"--replay-timing must be recorded or fast, got {replay_timing!r}")
     if transport not in ("aiohttp", "httpx"):
         raise UsageError(f"--transport must be aiohttp or httpx, got {transport!r}")
-    from gateway.replay import ReplaySettings
+    from probegate.gateway.replay import ReplaySettings
 
     settings = (
         ReplaySettings(replay, replay_mode, replay_timing, replay_ignore_model)  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """The tool catalogue: one module per business domain, collected into one registry.
 
-``CATALOG`` maps tool name to :class:`~probes.tool.Tool`, in a stable order
+``CATALOG`` maps tool name to :class:`~probegate.probes.tool.Tool`, in a stable order
 (domain modules in ``DOMAIN_MODULES`` order, tools in module order), so
 ``openai_tools()`` always lists the same tools the same way.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.catalog import calc, calendar, crm, delegate, documents, email, files, inventory, orders, weather
-from probes.tool import Tool
+from probegate.probes.catalog import calc, calendar, crm, delegate, documents, email, files, inventory, orders, weather
+from probegate.probes.tool import Tool
 
 DOMAIN_MODULES = [weather, calendar, email, orders, inventory, documents, crm, files, calc, delegate]
 CATALOG: dict[str, Tool] = {t.name: t for module in DOMAIN_MODULES for t in module.TOOLS}

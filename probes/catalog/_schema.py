@@ -1,6 +1,6 @@
 """Small builders for the tools' JSON Schemas, so each catalogue entry reads like a signature.
 
-Formats are probegate's own (see :mod:`probes.validate`): ``date`` is ``YYYY-MM-DD``,
+Formats are probegate's own (see :mod:`probegate.probes.validate`): ``date`` is ``YYYY-MM-DD``,
 ``time`` is a 24-hour ``HH:MM``, ``email`` is ``name@domain.tld``.
 """
 

@@ -8,8 +8,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.tool import ToolContext, ToolError, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.tool import ToolContext, ToolError, tool
 
 DOMAIN = "calc"
 LIMIT = 1e15

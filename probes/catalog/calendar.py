@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.normalize import norm_email
-from probes.tool import ToolContext, ToolError, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.normalize import norm_email
+from probegate.probes.tool import ToolContext, ToolError, tool
 
 DOMAIN = "calendar"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.normalize import norm_id
-from probes.tool import ToolContext, ToolError, find_by_name, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.normalize import norm_id
+from probegate.probes.tool import ToolContext, ToolError, find_by_name, tool
 
 DOMAIN = "crm"
 TICKET_STATUS = ["open", "pending", "resolved", "closed"]

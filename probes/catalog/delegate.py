@@ -1,7 +1,7 @@
 """Delegation: the master/sub-agent pattern, where a sub-agent is one more tool.
 
 Probes never call a model. ``delegate`` hands the sub-task to the sub-agent runner
-the service was given (the agents/runner package injects one that drives a
+the service was given (the runner (probegate.runner) injects one that drives a
 sub-agent through the gateway, on the same run, task and attempt, so the
 sub-agent's own tool calls land in the same world and probe log). Without a
 runner the call is a tool error, logged like any other.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.tool import SubAgentRequest, ToolContext, ToolError, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.tool import SubAgentRequest, ToolContext, ToolError, tool
 
 DOMAIN = "delegation"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.catalog.inventory import words
-from probes.tool import ToolContext, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.catalog.inventory import words
+from probegate.probes.tool import ToolContext, tool
 
 DOMAIN = "documents"
 KINDS = ["contract", "policy", "faq", "manual", "report"]

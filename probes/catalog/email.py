@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.normalize import norm_email, norm_text
-from probes.tool import ToolContext, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.normalize import norm_email, norm_text
+from probegate.probes.tool import ToolContext, tool
 
 DOMAIN = "email"
 MESSAGE_ID = s.ident("Inbox message id, e.g. MSG-201.", r"^[Mm][Ss][Gg]-[0-9]{3,4}$")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.normalize import norm_path
-from probes.tool import ToolContext, ToolError, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.normalize import norm_path
+from probegate.probes.tool import ToolContext, ToolError, tool
 
 DOMAIN = "files"
 FILES_HINT = "use list_files to see the workspace"

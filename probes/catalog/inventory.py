@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.normalize import norm_id, norm_text
-from probes.tool import ToolContext, ToolError, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.normalize import norm_id, norm_text
+from probegate.probes.tool import ToolContext, ToolError, tool
 
 DOMAIN = "inventory"
 SKU_HINT = "use search_products to find the SKU"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date as Date
 from typing import Any
 
-from probes.catalog import _schema as s
-from probes.normalize import norm_text
-from probes.tool import ToolContext, ToolError, parse_offset, tool
+from probegate.probes.catalog import _schema as s
+from probegate.probes.normalize import norm_text
+from probegate.probes.tool import ToolContext, ToolError, parse_offset, tool
 
 DOMAIN = "weather"
 CITY = s.string("City name, e.g. Berlin or New York.", minLength=1, maxLength=80)

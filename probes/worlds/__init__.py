@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from probes.worlds.invariants import world_problems
+from probegate.probes.worlds.invariants import world_problems
 
 WORLDS_DIR = Path(__file__).parent
 #: Newest world format this code reads.

@@ -9,9 +9,9 @@ import pytest
 from bench.stores import temp_store
 from bench.synthetic import build_run, candidate_lookups, padded
 from probegate.store import open_store
-from scorer import score_run
-from scorer.mutations import Plan, PlannedCall
-from tasks.loader import load_task_set
+from probegate.scorer import score_run
+from probegate.scorer.selftest.mutations import Plan, PlannedCall
+from probegate.tasks.loader import load_task_set
 
 A, B, X = PlannedCall("get_order", {"order_id": "ORD-1"}), PlannedCall("list_orders", {}), PlannedCall("cancel_order", {})
 
@@ -31,8 +31,8 @@ def test_padded(calls: tuple[PlannedCall, ...], lookups: list[PlannedCall], targ
 
 
 def test_candidate_lookups_borrow_the_expected_arguments() -> None:
-    from scorer.mutations import reference_plan
-    from scorer.selftest import _read_only_tools
+    from probegate.scorer.selftest.mutations import reference_plan
+    from probegate.scorer.selftest.suite import _read_only_tools
 
     task = load_task_set("default").get("p0-cancel-ord-5005")
     found = candidate_lookups(task, reference_plan(task), _read_only_tools())

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from probegate.doctor import Doctor, recommended_shims
+from probegate.runner.doctor import Doctor, recommended_shims
 from probegate.testing import ReceivedRequest, Reply, ScriptedUpstream, Turn, chat_completion, serve_in_thread
 from probegate.testing.streams import chat_chunk
 
@@ -122,7 +122,7 @@ def test_cli_json_and_unreachable(server) -> None:
 
 @pytest.mark.model
 def test_doctor_against_the_embedded_model() -> None:
-    from probegate.embedded import embedded_server
+    from probegate.runner.embedded import embedded_server
 
     with embedded_server() as embedded:
         checks = Doctor(embedded.url, embedded.model, ready=embedded.wait_until_ready).run()

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.runner import RunConfig, execute
+from probegate.runner.execute import RunConfig, execute
 from probegate.testing import ScriptedUpstream, Turn, serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = str(ROOT / "tests" / "agents" / "tasks")
+TASKS = str(ROOT / "tests" / "harnesses" / "tasks")
 SCRIPT = [
     Turn(tool_calls=[{"id": "c1", "name": "search_products", "arguments": {"query": "office chair"}}]),
     Turn(tool_calls=[{"id": "c2", "name": "check_stock", "arguments": {"sku": "SKU-1001"}}]),

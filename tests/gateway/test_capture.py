@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.capture import RecordedExchange, stream_format
+from probegate.gateway.capture import RecordedExchange, stream_format
 
 
 def _recorded(**kw) -> RecordedExchange:

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from sqlmodel import Session, select
 
-from gateway.compat import apply_rules, parse_rules
+from probegate.gateway.compat import apply_rules, parse_rules
 from probegate.errors import UsageError
 from probegate.store import Exchange
 

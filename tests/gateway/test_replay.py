@@ -7,9 +7,9 @@ import openai
 import pytest
 from sqlmodel import Session, select
 
-from gateway.app import GatewayConfig
-from gateway.replay import ReplaySettings
-from probegate.compose import build_app
+from probegate.gateway.app import GatewayConfig
+from probegate.gateway.replay import ReplaySettings
+from probegate.runner.compose import build_app
 from probegate.errors import UsageError
 from probegate.store import CaptureWriter, Exchange, open_store
 from probegate.testing import ScriptedUpstream, Turn, serve_in_thread

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gateway.replay_key import distance, first_difference, normalize_request, request_key
+from probegate.gateway.replay_key import distance, first_difference, normalize_request, request_key
 
 BASE = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0,
         "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}

@@ -11,7 +11,7 @@ from mitmproxy import exceptions
 from mitmproxy.http import Headers
 from mitmproxy.test import taddons
 
-from gateway.intercept.addon import ProbegateIntercept, refusal, should_stream
+from probegate.probes.intercept.addon import ProbegateIntercept, refusal, should_stream
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "probes" / "mappings" / "example.yaml"
 

@@ -17,12 +17,12 @@ import httpx
 import pytest
 from sqlalchemy.engine import Engine
 
-from gateway.intercept import HttpBackend, InProcessBackend, InterceptProxy
+from probegate.probes.intercept import HttpBackend, InProcessBackend, InterceptProxy
 from probegate.errors import UsageError
 from probegate.store.writer import CaptureWriter
 from probegate.testing import Reply, ScriptedUpstream, serve_in_thread
-from probes.service import ProbeService
-from probes.store import read_probe_calls
+from probegate.probes.service import ProbeService
+from probegate.probes.store import read_probe_calls
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "probes" / "mappings" / "example.yaml"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gateway.intercept.mapping import (
+from probegate.probes.intercept.mapping import (
     ArgSpec,
     Mapping,
     MappingError,
@@ -21,7 +21,7 @@ from gateway.intercept.mapping import (
     match_route,
     parse_mapping,
 )
-from probes.catalog import tool_names
+from probegate.probes.catalog import tool_names
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "probes" / "mappings" / "example.yaml"
 

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from gateway.intercept.proxyauth import USAGE, Attribution, parse_proxy_authorization
+from probegate.probes.intercept.proxyauth import USAGE, Attribution, parse_proxy_authorization
 
 
 def basic(text: str) -> str:

@@ -16,7 +16,7 @@ import pytest
 from sqlmodel import Session, select
 
 from probegate.store import Exchange, Run, open_store
-from scorer import reconstruct
+from probegate.scorer import reconstruct
 
 pytestmark = pytest.mark.model
 TASKS = ["p0-weather-berlin", "p0-time-tokyo", "p1-delayed-order-email"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from probes.service import ProbeOutcome, ProbeService
+from probegate.probes.service import ProbeOutcome, ProbeService
 
 
 class Caller:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-import probes
-from probes.catalog import CATALOG, get_tool, openai_tools, tool_names, unknown_tools
+from probegate import probes
+from probegate.probes.catalog import CATALOG, get_tool, openai_tools, tool_names, unknown_tools
 
 SIDE_EFFECT_TOOLS = {
     "create_event", "create_reminder", "send_email", "place_order", "cancel_order",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from probes.catalog.calc import convert_value, evaluate
-from probes.tool import ToolError
+from probegate.probes.catalog.calc import convert_value, evaluate
+from probegate.probes.tool import ToolError
 
 
 @pytest.mark.parametrize(

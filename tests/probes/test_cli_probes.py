@@ -21,9 +21,9 @@ from probegate.store.engine import open_store
 from probegate.store.writer import CaptureWriter
 from probegate.testing import free_port
 from probegate.testing.signals import default_sigint
-from probes.catalog import tool_names
-from probes.service import ProbeService
-from probes.store import read_probe_calls
+from probegate.probes.catalog import tool_names
+from probegate.probes.service import ProbeService
+from probegate.probes.store import read_probe_calls
 
 runner = CliRunner()
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from probes.catalog import tool_names
-from probes.verify import known_checks
-from probes.worlds import load_world
+from probegate.probes.catalog import tool_names
+from probegate.probes.verify import known_checks
+from probegate.probes.worlds import load_world
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "probes.md").read_text(encoding="utf-8")
 WORLD = load_world()

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from probes.faults import fire_fault
+from probegate.probes.faults import fire_fault
 
 
 def fired_codes(faults: list[dict[str, Any]], calls: list[tuple[str, dict[str, Any]]]) -> list[str | None]:

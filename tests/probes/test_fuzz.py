@@ -18,8 +18,8 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from probes.catalog import CATALOG, tool_names
-from probes.worlds import load_world, world_problems
+from probegate.probes.catalog import CATALOG, tool_names
+from probegate.probes.worlds import load_world, world_problems
 
 WORLD = load_world()
 IDS = sorted(

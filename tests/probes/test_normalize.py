@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from probes.normalize import as_list, contains, norm_email, norm_id, norm_path, norm_text, same_value
+from probegate.probes.normalize import as_list, contains, norm_email, norm_id, norm_path, norm_text, same_value
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from sqlalchemy.engine import Engine
 
 from probegate.store.writer import CaptureWriter
 from probegate.testing import serve_in_thread
-from probes.app import create_probe_app
-from probes.store import read_probe_calls, read_world_state
+from probegate.probes.app import create_probe_app
+from probegate.probes.store import read_probe_calls, read_world_state
 
 
 def test_probe_app_serves_logs_and_drains_on_shutdown(engine: Engine) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
-from probes.service import ProbeService
-from probes.store import read_probe_calls
-from probes.tool import SubAgentRequest
+from probegate.probes.service import ProbeService
+from probegate.probes.store import read_probe_calls
+from probegate.probes.tool import SubAgentRequest
 
 
 @pytest.fixture

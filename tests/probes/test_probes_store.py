@@ -6,7 +6,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from probegate.store.models import ProbeCall, WorldState
-from probes.store import read_probe_calls, read_world_state
+from probegate.probes.store import read_probe_calls, read_world_state
 
 
 def test_filters_and_order(engine: Engine) -> None:

@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from probegate.store.writer import CaptureWriter
-from probes.service import ProbeService
-from probes.store import read_probe_calls, read_world_state
-from probes.tool import SubAgentRequest
-from probes.worlds import WorldError
+from probegate.probes.service import ProbeService
+from probegate.probes.store import read_probe_calls, read_world_state
+from probegate.probes.tool import SubAgentRequest
+from probegate.probes.worlds import WorldError
 
 
 def body(**args: Any) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from probes.catalog import tool_names
+from probegate.probes.catalog import tool_names
 
 OK_CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("get_weather", {"city": "Berlin"}, {"city": "Berlin", "temperature": 6.0, "condition": "cloudy", "humidity_pct": 72}),
@@ -175,7 +175,7 @@ def test_every_tool_has_a_documented_case() -> None:
 
 def test_same_input_same_output() -> None:
     """Two fresh services given the same calls answer identically (no clock, no randomness)."""
-    from probes.service import ProbeService
+    from probegate.probes.service import ProbeService
 
     def replay() -> list[Any]:
         service = ProbeService()

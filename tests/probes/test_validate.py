@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from probes.catalog import get_tool
-from probes.validate import BODY_KEY, blocked_body, describe, hint, is_date, is_email, is_time, parse_body, validate_args
+from probegate.probes.catalog import get_tool
+from probegate.probes.validate import BODY_KEY, blocked_body, describe, hint, is_date, is_email, is_time, parse_body, validate_args
 
 
 def check(tool: str, args: Any) -> Any:

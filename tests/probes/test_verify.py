@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from probes.verify import known_checks, run_check, validate_check
-from probes.worlds import load_world
+from probegate.probes.verify import known_checks, run_check, validate_check
+from probegate.probes.worlds import load_world
 
 SETUP = [
     ("send_email", {"to": "Jonas.Becker@Globex.example", "subject": "Update on ORD-5002",
@@ -85,7 +85,7 @@ CASES: list[tuple[dict[str, Any], bool]] = [
 
 @pytest.fixture(scope="module")
 def state() -> dict[str, Any]:
-    from probes.service import ProbeService
+    from probegate.probes.service import ProbeService
 
     service = ProbeService()
     for tool, args in SETUP:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from probes.worlds import WorldError, deep_merge, known_worlds, load_world, world_problems
+from probegate.probes.worlds import WorldError, deep_merge, known_worlds, load_world, world_problems
 
 
 def test_default_world_is_listed_and_loads() -> None:

@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 
 from probegate.cli import app
 from probegate.store.models import Run
-from scorer.api import score_run
-from scorer.outputs import dump_json
-from scorer.summary import RunScore
+from probegate.scorer.pipeline import score_run
+from probegate.scorer.report.outputs import dump_json
+from probegate.scorer.report.summary import RunScore
 from tests.scorer.rowkit import TASKS_DIR, AttemptBuilder, write
 
 TASK = "weather-berlin"
@@ -239,7 +239,7 @@ _PROBE_JSON = ("args", "missing", "invalid", "result")
 
 @functools.cache
 def _task() -> Any:
-    from tasks.loader import load_task_set
+    from probegate.tasks.loader import load_task_set
 
     return load_task_set(str(TASKS_DIR)).get(TASK)
 
@@ -252,11 +252,11 @@ def _task() -> Any:
 def test_any_json_in_any_column_scores(damages: list[tuple[str, int, Any]]) -> None:
     # the rebuild, the score and the file outputs, in memory: rows as the store would hand them over
     from probegate.store.models import Exchange, ProbeCall
-    from scorer.metrics import AttemptResult
-    from scorer.outputs import scores_csv, trace_document
-    from scorer.rebuild import build_trajectory
-    from scorer.rows import AttemptRows, RunInfo
-    from scorer.score import task_scorer
+    from probegate.scorer.report.metrics import AttemptResult
+    from probegate.scorer.report.outputs import scores_csv, trace_document
+    from probegate.scorer.rebuild.build import build_trajectory
+    from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
+    from probegate.scorer.judge.task_score import task_scorer
 
     task = _task()
     b = AttemptBuilder(run=RUN, task=TASK)

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from probegate.embedded import EmbeddedServer, _spawn, _wait_ready
+from probegate.runner.embedded import EmbeddedServer, _spawn, _wait_ready
 from probegate.errors import UpstreamError
 from probegate.testing.server import free_port
 

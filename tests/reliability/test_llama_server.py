@@ -16,7 +16,7 @@ pytest.importorskip("llama_cpp")
 CHECK = """
 import llama_cpp.llama_cpp as lib
 before = lib.llama_model_default_params().use_extra_bufts
-from probegate.llama_server import without_extra_buffers
+from probegate.runner.llama_server import without_extra_buffers
 without_extra_buffers()
 without_extra_buffers()  # idempotent: still one wrapper
 params = lib.llama_model_default_params()
@@ -30,6 +30,6 @@ def test_models_load_without_extra_buffers() -> None:
 
 
 def test_the_launcher_passes_its_arguments_to_the_llama_cpp_server() -> None:
-    proc = subprocess.run([sys.executable, "-m", "probegate.llama_server", "--help"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "probegate.runner.llama_server", "--help"], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and "--chat_format" in proc.stdout, proc.stderr

@@ -1,4 +1,4 @@
-"""A child under probegate.parent_watch ends when its parent dies (no orphaned model server)."""
+"""A child under probegate.runner.parent_watch ends when its parent dies (no orphaned model server)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from probegate.embedded import server_command
+from probegate.runner.embedded import server_command
 
 # The parent starts `http.server` under the watch, prints the child's pid, then waits.
 PARENT = """
 import os, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-m", "probegate.parent_watch", str(os.getpid()),
+child = subprocess.Popen([sys.executable, "-m", "probegate.runner.parent_watch", str(os.getpid()),
                           "http.server", "0", "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
 print(child.pid, flush=True)
@@ -54,18 +54,18 @@ def test_the_child_exits_when_its_parent_is_killed() -> None:
 
 def test_usage_errors_exit_2() -> None:
     for args in ([], ["notapid", "http.server"], ["123"]):
-        proc = subprocess.run([sys.executable, "-m", "probegate.parent_watch", *args], capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "probegate.runner.parent_watch", *args], capture_output=True,
                               text=True, timeout=60)
         assert proc.returncode == 2 and proc.stderr.startswith("usage:"), (args, proc.stderr)
 
 
 def test_an_already_orphaned_child_does_not_start() -> None:
-    proc = subprocess.run([sys.executable, "-m", "probegate.parent_watch", "1", "http.server", "0"],
+    proc = subprocess.run([sys.executable, "-m", "probegate.runner.parent_watch", "1", "http.server", "0"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
 
 
 def test_the_embedded_server_runs_under_the_watch() -> None:
     command = server_command(Path("m.gguf"), 8080, n_ctx=4096, alias="m", threads=2, parent_pid=4242)
-    assert command[1:5] == ["-m", "probegate.parent_watch", "4242", "probegate.llama_server"]
-    assert server_command(Path("m.gguf"), 8080, n_ctx=4096, alias="m", threads=2)[1:3] == ["-m", "probegate.llama_server"]
+    assert command[1:5] == ["-m", "probegate.runner.parent_watch", "4242", "probegate.runner.llama_server"]
+    assert server_command(Path("m.gguf"), 8080, n_ctx=4096, alias="m", threads=2)[1:3] == ["-m", "probegate.runner.llama_server"]

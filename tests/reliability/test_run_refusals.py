@@ -18,7 +18,7 @@ from sqlmodel import Session, select
 from probegate.store import Exchange, ProbeCall, Run, WorldState, open_store
 from probegate.testing import free_port
 
-TASKS = str(Path(__file__).parents[1] / "agents" / "tasks")
+TASKS = str(Path(__file__).parents[1] / "harnesses" / "tasks")
 REFUSED = "refused-run"
 
 

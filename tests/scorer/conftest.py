@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.loader import Task, TaskSet, load_task_set
+from probegate.tasks.loader import Task, TaskSet, load_task_set
 from tests.scorer.rowkit import TASKS_DIR
 
 

@@ -132,12 +132,12 @@ def play(
 ) -> Any:
     """Run ``calls`` through the real probe service (no store) and rebuild the attempt.
 
-    Returns the :class:`~scorer.trajectory.Trajectory`, with the real world state the
+    Returns the :class:`~probegate.scorer.trajectory.Trajectory`, with the real world state the
     calls left, as the scorer would rebuild it from the store.
     """
-    from probes.service import ProbeService
-    from scorer.rebuild import build_trajectory
-    from scorer.rows import AttemptRows, RunInfo
+    from probegate.probes.service import ProbeService
+    from probegate.scorer.rebuild.build import build_trajectory
+    from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
 
     b = builder or AttemptBuilder(task=task.id)
     service = ProbeService()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.answer import check_answer, json_subset, numbers_in
-from tasks.loader import ExpectedAnswer
+from probegate.scorer.judge.answer import check_answer, json_subset, numbers_in
+from probegate.tasks.loader import ExpectedAnswer
 
 CASES = [
     # expected, answer, ok

@@ -14,8 +14,8 @@ from sqlalchemy.engine import Engine
 from probegate.errors import TaskSetError, UsageError
 from probegate.store.models import Run
 from probegate.testing import Reply, ScriptedUpstream, Turn
-from scorer.api import reconstruct, score_run
-from scorer.outputs import write_outputs
+from probegate.scorer.pipeline import reconstruct, score_run
+from probegate.scorer.report.outputs import write_outputs
 from tests.scorer.rowkit import (
     TASKS_DIR,
     AttemptBuilder,
@@ -121,7 +121,7 @@ def test_errors_are_one_clear_line(engine: Engine) -> None:
 
 
 def test_call_source_falls_back_to_steps_only_for_runs_without_probes(engine: Engine) -> None:
-    from scorer.load import run_uses_probes
+    from probegate.scorer.rebuild.load import run_uses_probes
 
     for run in ("no-probes", "probes-unused"):
         b = AttemptBuilder(run=run, task=TASK)

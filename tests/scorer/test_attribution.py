@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from scorer.attribution import LABELS, offending_field
-from scorer.rebuild import build_trajectory
-from scorer.rows import AttemptRows, RunInfo
-from scorer.score import task_scorer
-from scorer.trajectory import Trajectory
-from tasks.loader import Task
+from probegate.scorer.judge.failures import LABELS, offending_field
+from probegate.scorer.rebuild.build import build_trajectory
+from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
+from probegate.scorer.judge.task_score import task_scorer
+from probegate.scorer.trajectory import Trajectory
+from probegate.tasks.loader import Task
 from tests.scorer.rowkit import AttemptBuilder, completion, play
 
 score = task_scorer()

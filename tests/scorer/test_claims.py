@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.claims import find_claim
+from probegate.scorer.judge.claims import find_claim
 
 CASES = [
     ("I have sent the email to Jonas.", True),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.compare import compare_table, diff_runs, lookup, tier_regressed
-from scorer.console import compare_markdown
+from probegate.scorer.report.compare import compare_table, diff_runs, lookup, tier_regressed
+from probegate.scorer.report.console import compare_markdown
 
 
 def summary(run: str, tiers: dict[str, float], tasks: dict[str, tuple[str, float]], k: int = 1) -> dict:

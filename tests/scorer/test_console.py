@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from scorer.console import cell, pct, trace_footer, trace_table
-from scorer.trajectory import LoopInfo, ProbeCallRecord, Step, Trajectory
+from probegate.scorer.report.console import cell, pct, trace_footer, trace_table
+from probegate.scorer.trajectory import LoopInfo, ProbeCallRecord, Step, Trajectory
 
 
 @pytest.mark.parametrize(("value", "percent", "text"), [(None, False, "–"), (0.5, True, "50.0 %"), (1234.56, False, "1,234.6"), (3, False, "3")])

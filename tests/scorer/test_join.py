@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from scorer.join import CallStep, ProbeMoment, attach_by_time, aware, join_calls
+from probegate.scorer.rebuild.join import CallStep, ProbeMoment, attach_by_time, aware, join_calls
 
 T = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.loops import detect_loop, duplicates
-from scorer.matching import ActualCall
+from probegate.scorer.judge.loops import detect_loop, duplicates
+from probegate.scorer.judge.matching import ActualCall
 
 
 def C(i: int, tool: str = "t", status: str = "ok", **args: object) -> ActualCall:

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.matching import ActualCall, align, compare_args, fold_retries, matches
-from tasks.loader import ExpectedAction
+from probegate.scorer.judge.matching import ActualCall, align, compare_args, fold_retries, matches
+from probegate.tasks.loader import ExpectedAction
 
 
 def E(tool: str, match: str = "normalized", side_effect: bool = False, **args: object) -> ExpectedAction:

@@ -6,15 +6,15 @@ from math import comb
 
 import pytest
 
-from scorer.metrics import (
+from probegate.scorer.report.metrics import (
     AttemptResult,
     group_metrics,
     pass_hat_k,
     repeat_metrics,
     spread,
 )
-from scorer.score import task_scorer
-from tasks.loader import Task
+from probegate.scorer.judge.task_score import task_scorer
+from probegate.tasks.loader import Task
 from tests.scorer.rowkit import AttemptBuilder, play
 
 PASS_HAT = [

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.answer import check_answer
-from scorer.mutations import (
+from probegate.scorer.judge.answer import check_answer
+from probegate.scorer.selftest.mutations import (
     MUTATIONS,
     mutate_value,
     mutations,
     reference_answer,
     reference_plan,
 )
-from tasks.loader import Task
+from probegate.tasks.loader import Task
 
 VALUES = [
     ("jonas@globex.example", "xjonas@globex.example"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.normalize import (
+from probegate.scorer.judge.normalize import (
     call_key,
     date,
     email,
@@ -63,7 +63,7 @@ def test_normalisers_leave_other_values_alone(fn, value, out) -> None:  # type: 
 
 
 def test_registered_per_tool_normaliser_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scorer import normalize
+    from probegate.scorer import normalize
 
     monkeypatch.setattr(normalize, "_REGISTRY", {})
     register_normalizer("get_stock", "sku", lambda v: str(v).upper().removeprefix("SKU-"))

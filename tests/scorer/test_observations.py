@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorer.observations import structured_observation, text_observation
+from probegate.scorer.rebuild.observations import structured_observation, text_observation
 
 
 def test_structured_result_by_id_then_by_position() -> None:

@@ -7,13 +7,13 @@ import io
 import json
 from pathlib import Path
 
-from scorer.metrics import AttemptResult
-from scorer.outputs import CSV_COLUMNS, write_outputs
-from scorer.rows import RunInfo
-from scorer.score import task_scorer
-from scorer.summary import RunScore, stable
-from scorer.trajectory import TRACE_VERSION, Trajectory
-from tasks.loader import Task
+from probegate.scorer.report.metrics import AttemptResult
+from probegate.scorer.report.outputs import CSV_COLUMNS, write_outputs
+from probegate.scorer.rebuild.rows import RunInfo
+from probegate.scorer.judge.task_score import task_scorer
+from probegate.scorer.report.summary import RunScore, stable
+from probegate.scorer.trajectory import TRACE_VERSION, Trajectory
+from probegate.tasks.loader import Task
 from tests.scorer.rowkit import AttemptBuilder, play
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.parsers import (
+from probegate.scorer.rebuild.parsers import (
     parse_action_input,
     parse_code_calls,
     parse_json_blocks,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.score import task_scorer
-from tasks.loader import Task
+from probegate.scorer.judge.task_score import task_scorer
+from probegate.tasks.loader import Task
 from tests.scorer.rowkit import play
 
 score = task_scorer()

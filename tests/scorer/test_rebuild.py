@@ -7,10 +7,10 @@ import json
 from sqlalchemy.engine import Engine
 
 from probegate.store.models import Exchange
-from scorer.load import load_attempts
-from scorer.rebuild import build_trajectory, trajectory_json
-from scorer.rows import RunInfo
-from scorer.trajectory import Trajectory
+from probegate.scorer.rebuild.load import load_attempts
+from probegate.scorer.rebuild.build import build_trajectory, trajectory_json
+from probegate.scorer.rebuild.rows import RunInfo
+from probegate.scorer.trajectory import Trajectory
 from tests.scorer.rowkit import AttemptBuilder, assistant_message, completion, write
 
 RUN = RunInfo("r1", "tasks", "fc", "m", "done", {})
@@ -120,7 +120,7 @@ def test_probe_less_runs_read_calls_from_steps(engine: Engine) -> None:
     b.exchange([{"role": "user", "content": "x"}], completion(None, [{"id": "a", "name": "get_weather", "arguments": {"city": "Oslo"}}]))
     t = rebuild(engine, b, call_source="steps")
     assert t.call_source == "steps" and t.probe_calls == []
-    from scorer.calls import actual_calls
+    from probegate.scorer.rebuild.calls import actual_calls
 
     assert [(c.tool, c.args, c.status) for c in actual_calls(t)] == [("get_weather", {"city": "Oslo"}, "ok")]
 

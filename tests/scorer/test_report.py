@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from scorer.metrics import AttemptResult
-from scorer.outputs import write_outputs
-from scorer.report import render_report
-from scorer.rows import RunInfo
-from scorer.score import task_scorer
-from scorer.summary import RunScore
-from tasks.loader import Task
+from probegate.scorer.report.metrics import AttemptResult
+from probegate.scorer.report.outputs import write_outputs
+from probegate.scorer.report.html import render_report
+from probegate.scorer.rebuild.rows import RunInfo
+from probegate.scorer.judge.task_score import task_scorer
+from probegate.scorer.report.summary import RunScore
+from probegate.tasks.loader import Task
 from tests.scorer.cdp_render import chromium_binary, render
 from tests.scorer.rowkit import AttemptBuilder, play
 

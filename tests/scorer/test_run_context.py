@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from probegate.errors import TaskSetError
-from scorer.api import resolve_task_set
-from scorer.rebuild import _with_reported_answer
-from scorer.rows import RunInfo
-from scorer.trajectory import Trajectory
-from tasks.loader import TaskSet, load_task_set
+from probegate.scorer.pipeline import resolve_task_set
+from probegate.scorer.rebuild.build import _with_reported_answer
+from probegate.scorer.rebuild.rows import RunInfo
+from probegate.scorer.trajectory import Trajectory
+from probegate.tasks.loader import TaskSet, load_task_set
 
-TASKS = str(Path(__file__).resolve().parents[1] / "agents" / "tasks")
+TASKS = str(Path(__file__).resolve().parents[1] / "harnesses" / "tasks")
 
 
 def test_snapshot_roundtrip_and_precedence() -> None:
@@ -49,7 +49,7 @@ def test_reported_answer(wire, outcomes, answer, source) -> None:
 
 def test_shims_come_from_the_exchanges_compat_records() -> None:
     from probegate.store.models import Exchange
-    from scorer.rebuild import _record
+    from probegate.scorer.rebuild.build import _record
 
     ex = Exchange(run_id="r", task_id="t", seq=0, compat=[
         {"rule": "null-content", "path": "messages[1].content"}, {"rule": "replay", "source": "X"},

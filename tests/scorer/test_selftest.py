@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from scorer.api import reconstruct
-from scorer.mutations import Plan
-from scorer.selftest import SelftestCase, _verdict, run_selftest
-from tasks.loader import TASKS_DIR as BUILTIN_TASKS
+from probegate.scorer.pipeline import reconstruct
+from probegate.scorer.selftest.mutations import Plan
+from probegate.scorer.selftest.suite import SelftestCase, _verdict, run_selftest
+from probegate.tasks.loader import TASKS_DIR as BUILTIN_TASKS
 from tests.scorer.rowkit import TASKS_DIR
 
 

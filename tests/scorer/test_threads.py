@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorer.threads import ThreadTracker, content_text, request_messages
+from probegate.scorer.rebuild.threads import ThreadTracker, content_text, request_messages
 
 SYS = {"role": "system", "content": "You are the main agent."}
 USER = {"role": "user", "content": "Plan the trip."}

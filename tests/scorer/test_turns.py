@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.turns import every_parse, parse_completion, parse_text, split_think
+from probegate.scorer.rebuild.turns import every_parse, parse_completion, parse_text, split_think
 
 TOOLS = ("get_weather", "send_email")
 

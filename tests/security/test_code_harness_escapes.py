@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from agents.attempt import AttemptOutcome, AttemptSettings, run_attempt
-from agents.code import CodeHarness
-from agents.local_gateway import LocalGateway
+from probegate.runner.attempt import AttemptOutcome, AttemptSettings, run_attempt
+from probegate.harnesses.code import CodeHarness
+from probegate.runner.local_gateway import LocalGateway
 from probegate.store import open_store
 from probegate.testing import ScriptedUpstream, Turn, serve_in_thread
-from tasks.loader import TaskSet, load_task_set
+from probegate.tasks.loader import TaskSet, load_task_set
 from tests.security.witness import Listener, survivors
 
-TASKS_DIR = Path(__file__).parents[1] / "agents" / "tasks"
+TASKS_DIR = Path(__file__).parents[1] / "harnesses" / "tasks"
 MODEL = "test-model"
 
 

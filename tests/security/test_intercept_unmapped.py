@@ -23,11 +23,11 @@ with warnings.catch_warnings():  # mitmproxy's default addons import ldap3 -> py
     warnings.simplefilter("ignore", DeprecationWarning)
     import mitmproxy.addons.proxyauth  # noqa: F401
 
-from gateway.intercept import InProcessBackend, InterceptProxy
+from probegate.probes.intercept import InProcessBackend, InterceptProxy
 from probegate.store import open_store
 from probegate.store.writer import CaptureWriter
-from probes.service import ProbeService
-from probes.store import read_probe_calls
+from probegate.probes.service import ProbeService
+from probegate.probes.store import read_probe_calls
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "probes" / "mappings" / "example.yaml"
 UNMAPPED = "127.0.0.2"

@@ -21,8 +21,8 @@ import httpx
 import pytest
 from sqlmodel import Session, select
 
-from gateway.app import GatewayConfig
-from probegate.compose import build_app
+from probegate.gateway.app import GatewayConfig
+from probegate.runner.compose import build_app
 from probegate.store import CaptureWriter, Exchange, ProbeCall, WorldState, open_store
 from probegate.testing import ScriptedUpstream, Turn, free_port, serve_in_thread
 

@@ -1,7 +1,7 @@
 """Escapes from the ``code`` harness's sandbox: each is stopped with a clear reason, the host is untouched.
 
-Every attempt runs for real in :func:`agents.sandbox.run_sandboxed` (the runner the
-harness uses); a few also go end to end through :class:`agents.code.CodeHarness`
+Every attempt runs for real in :func:`probegate.harnesses.sandbox.run_sandboxed` (the runner the
+harness uses); a few also go end to end through :class:`probegate.harnesses.code.CodeHarness`
 with a scripted model. The host-side witness is checked after each one: a marker
 file outside the sandbox's folder, a TCP/UDP listener on another port, a victim
 process, the sandbox's session in /proc. These tests run as root here, where
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.sandbox import SandboxLimits, SandboxResult, run_in_session, run_sandboxed
-from agents.sandbox_prelude import BLOCKED_EXIT
+from probegate.harnesses.sandbox import SandboxLimits, SandboxResult, run_in_session, run_sandboxed
+from probegate.harnesses.sandbox_prelude import BLOCKED_EXIT
 from tests.security.witness import Listener, survivors
 
 LIMITS = SandboxLimits(cpu_s=2, file_bytes=1024 * 1024, wall_s=20.0)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.sandbox import SandboxLimits, run_sandboxed
-from agents.sandbox_fence import Check, make_check
+from probegate.harnesses.sandbox import SandboxLimits, run_sandboxed
+from probegate.harnesses.sandbox_fence import Check, make_check
 
 LIB = os.path.realpath(os.path.dirname(os.__file__))
 HOST, PORT = "127.0.0.1", 8700
@@ -89,7 +89,7 @@ def test_check(check: Check, event: str, args: tuple, reason: str | None) -> Non
 def test_check_is_bound_at_creation(check: Check, monkeypatch: pytest.MonkeyPatch) -> None:
     # what the code under watch could rebind does not change a decision (builtins: see the escape tests,
     # rebinding them here would break pytest itself)
-    import agents.sandbox_fence as fence
+    import probegate.harnesses.sandbox_fence as fence
 
     monkeypatch.setattr(fence, "BLOCKED_EVENTS", ())
     monkeypatch.setattr(os.path, "realpath", lambda path: str(Path.cwd()))

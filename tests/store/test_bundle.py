@@ -16,11 +16,11 @@ from probegate.redact import make_redactor
 from probegate.store import CaptureWriter, Exchange, ProbeCall, Run, WorldState, open_store
 from probegate.store.bundle import BundleError, export_run, import_bundle, read_bundle
 from probegate.testing import Turn
-from probes.service import ProbeService
-from scorer import score_run, write_outputs
-from scorer.mutations import reference_plan
-from scorer.scripted import ScriptedAgent
-from tasks.loader import load_task_set
+from probegate.probes.service import ProbeService
+from probegate.scorer import score_run, write_outputs
+from probegate.scorer.selftest.mutations import reference_plan
+from probegate.scorer.selftest.scripted import ScriptedAgent
+from probegate.tasks.loader import load_task_set
 
 TASKS = str(Path(__file__).resolve().parents[1] / "scorer" / "taskset")
 

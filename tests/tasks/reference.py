@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, NamedTuple
 
-from probes.service import ProbeService
-from probes.tool import SubAgentRequest
-from tasks.loader import Task
+from probegate.probes.service import ProbeService
+from probegate.probes.tool import SubAgentRequest
+from probegate.tasks.loader import Task
 
 RUN = "reference"
 #: How often a reference repeats a call an injected fault refused.

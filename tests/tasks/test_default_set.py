@@ -1,7 +1,7 @@
 """The default task set: coverage, bilingual prompts, honest traps, and every task solved
 by its own reference through the real probes with its verify checks holding afterwards.
 
-The reference of each task is played through a store-less ``probes.service.ProbeService``
+The reference of each task is played through a store-less ``probegate.probes.service.ProbeService``
 (see ``tests/tasks/reference.py`` for the recovery and delegation conventions); the
 answer a task expects must be readable from the tool results the reference saw, or
 follow from them by a calculation listed in ``DERIVED``.
@@ -16,10 +16,10 @@ from typing import get_args
 import pytest
 import yaml
 
-from probes.catalog import CATALOG
-from probes.verify import run_check
-from probes.worlds import load_world
-from tasks.loader import (
+from probegate.probes.catalog import CATALOG
+from probegate.probes.verify import run_check
+from probegate.probes.worlds import load_world
+from probegate.tasks.loader import (
     Category,
     Dimension,
     Task,

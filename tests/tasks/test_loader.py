@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from probegate.errors import TaskSetError
-from tasks.loader import Task, lint_task, load_task_file, load_task_set
+from probegate.tasks.loader import Task, lint_task, load_task_file, load_task_set
 
 GOOD: dict[str, Any] = {
     "id": "good",
@@ -182,7 +182,7 @@ def test_the_cli_refuses_a_broken_set_with_one_line_per_problem(tmp_path: Path) 
 
 
 def test_the_public_names_of_tasks() -> None:
-    import tasks
+    from probegate import tasks
 
     assert tasks.__all__ == [
         "ExpectedAction", "ExpectedAnswer", "Prompt", "Task", "TaskSet", "Trap", "VerifyCheck",

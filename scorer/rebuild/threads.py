@@ -1,0 +1,173 @@
+"""Splitting an attempt's requests into conversation threads (main agent, sub-agents). Pure.
+
+Every request carries the whole history the agent sent. A request **extends** a
+thread when its messages start with that thread's last request; it **continues** a
+thread when it repeats that thread's last model output (as an assistant message, a
+tool result answering its call ids, or inside a rebuilt prompt, as ReAct scratchpads
+do). Anything else starts a new thread (a sub-agent). A continuing request that no
+longer carries the thread's first system or user message is evidence of history
+truncation (:class:`~probegate.scorer.trajectory.DroppedMessage`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from probegate.wire.json_shapes import items, mapping
+from probegate.scorer.trajectory import DroppedMessage
+
+
+def content_text(content: Any) -> str:
+    """Message content as text (content parts joined; non-text parts skipped)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") if isinstance(p, dict) else p for p in content]
+        return "".join(p for p in parts if isinstance(p, str))
+    return json.dumps(content, sort_keys=True, ensure_ascii=False)
+
+
+def request_messages(body: Any) -> list[dict[str, Any]]:
+    """The message history of a request in any dialect we proxy.
+
+    Chat (``messages``), Responses (``input`` items or text), legacy completions and
+    Ollama generate (``prompt``); a top-level ``system`` becomes the first message.
+    """
+    if not isinstance(body, dict):
+        return []
+    messages: list[dict[str, Any]] = []
+    if isinstance(body.get("system"), str):
+        messages.append({"role": "system", "content": body["system"]})
+    if isinstance(body.get("instructions"), str):
+        messages.append({"role": "system", "content": body["instructions"]})
+    source = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
+    if isinstance(source, list):
+        messages.extend(_item(m) for m in source if isinstance(m, dict))
+    elif isinstance(source, str):
+        messages.append({"role": "user", "content": source})
+    elif isinstance(body.get("prompt"), str):
+        messages.append({"role": "user", "content": body["prompt"]})
+    return messages
+
+
+def _item(item: dict[str, Any]) -> dict[str, Any]:
+    kind = item.get("type")
+    if kind == "function_call_output":
+        return {"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output")}
+    if kind == "function_call":
+        call = {"id": item.get("call_id"), "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+    return item
+
+
+def _squash(text: str) -> str:
+    # str.split() splits on exactly the characters re's \s matches in a str pattern
+    return " ".join(text.split())
+
+
+MessageKey = tuple[Any, ...]
+
+
+def message_key(message: dict[str, Any]) -> MessageKey:
+    """Identity of a message for prefix comparison: (role, squashed text, ((tool, call id), ...),
+    tool_call_id). A tuple, not a JSON string: hashing and comparing it is the scorer's hot path."""
+    calls = tuple(
+        (_hashable(mapping(c.get("function")).get("name") or c.get("name")), _hashable(c.get("id")))
+        for c in items(message.get("tool_calls"))
+        if isinstance(c, dict)
+    )
+    return (
+        _hashable(message.get("role")),
+        _squash(content_text(message.get("content"))),
+        calls,
+        _hashable(message.get("tool_call_id")),
+    )
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` itself when it is a JSON scalar, else its canonical JSON text (a damaged row may
+    hold an object where a string belongs)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@dataclass
+class _Thread:
+    thread: int
+    parent: int | None
+    first: list[tuple[str, str]]  # (role, squashed text) of the first system and user messages
+    last_keys: list[MessageKey] = field(default_factory=list)
+    output_text: str = ""
+    output_ids: set[str] = field(default_factory=set)
+    exchanges: list[int] = field(default_factory=list)
+    dropped: list[DroppedMessage] = field(default_factory=list)
+
+
+def _firsts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for role in ("system", "user"):
+        for m in messages:
+            if m.get("role") == role and _squash(content_text(m.get("content"))):
+                out.append((role, _squash(content_text(m.get("content")))))
+                break
+    return out
+
+
+@dataclass
+class ThreadTracker:
+    """Assigns requests to threads, in exchange order (see the module docstring)."""
+
+    threads: list[_Thread] = field(default_factory=list)
+    _recent: list[int] = field(default_factory=list)
+
+    def _extends(self, t: _Thread, keys: list[MessageKey]) -> bool:
+        n = len(t.last_keys)
+        return n > 0 and len(keys) >= n and keys[:n] == t.last_keys
+
+    def _continues(self, t: _Thread, messages: list[dict[str, Any]]) -> bool:
+        for m in messages:
+            if m.get("role") == "tool" and m.get("tool_call_id") in t.output_ids:
+                return True
+            ids = {c.get("id") for c in items(m.get("tool_calls")) if isinstance(c, dict)}
+            if ids & t.output_ids:
+                return True
+            if len(t.output_text) >= 8 and t.output_text in _squash(content_text(m.get("content"))):
+                return True
+        return False
+
+    def assign(self, seq: int, messages: list[dict[str, Any]]) -> int:
+        """The thread of the request with ``messages`` (exchange ``seq``)."""
+        keys = [message_key(m) for m in messages]
+        order = [self.threads[i] for i in reversed(self._recent)]
+        chosen = next((t for t in order if self._extends(t, keys)), None)
+        if chosen is None:
+            chosen = next((t for t in order if self._continues(t, messages)), None)
+            if chosen is not None:
+                self._check_dropped(chosen, seq, messages)
+        if chosen is None:
+            parent = self._recent[-1] if self._recent else None
+            chosen = _Thread(len(self.threads), parent, _firsts(messages))
+            self.threads.append(chosen)
+        chosen.last_keys = keys
+        chosen.exchanges.append(seq)
+        if chosen.thread in self._recent:
+            self._recent.remove(chosen.thread)
+        self._recent.append(chosen.thread)
+        return chosen.thread
+
+    def _check_dropped(self, t: _Thread, seq: int, messages: list[dict[str, Any]]) -> None:
+        texts = [_squash(content_text(m.get("content"))) for m in messages]
+        for role, first in t.first:
+            if not any(first in text for text in texts):
+                t.dropped.append(DroppedMessage(exchange_seq=seq, role=role, excerpt=first[:160]))
+
+    def record_output(self, thread: int, text: str | None, call_ids: list[str]) -> None:
+        """Remember the model's answer in ``thread`` (what the next request must repeat)."""
+        t = self.threads[thread]
+        t.output_text = _squash(text or "")
+        t.output_ids = {i for i in call_ids if i}

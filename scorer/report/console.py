@@ -1,0 +1,168 @@
+"""Rich renderings of scorer results for the terminal (pure: data in, renderables out)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from probegate.scorer.report.compare import REGRESSION_RATIO, RunDiff
+from probegate.scorer.judge.reach import DIMENSIONS
+from probegate.scorer.selftest.suite import SelftestReport
+from probegate.scorer.trajectory import Trajectory
+
+
+def pct(value: float | None) -> str:
+    """``0.5`` -> ``50.0 %``; ``None`` -> ``–``."""
+    return "–" if value is None else f"{value * 100:.1f} %"
+
+
+def cell(value: Any, percent: bool = False) -> str:
+    """A table cell: percentages, thousands separators, ``–`` for missing."""
+    if value is None:
+        return "–"
+    if percent:
+        return pct(float(value))
+    return f"{value:,.1f}" if isinstance(value, float) else str(value)
+
+
+def headline_lines(summary: dict[str, Any]) -> list[str]:
+    """The lines printed above the run table (reach, failures, interop)."""
+    head = summary["headline"]
+    reach = f"[bold]reach {pct(head['reach'])}[/] (median of {head['repeats']} repeat(s)); "
+    lines = [reach + f"{head['passed']}/{head['scored_attempts']} attempts passed over {head['tasks']} tasks"]
+    if summary["failures"]["labels"]:
+        lines.append("failures: " + ", ".join(f"{k} {v}" for k, v in summary["failures"]["labels"].items()))
+    if summary["interop"]["attempts"]:
+        fields = ", ".join(summary["interop"]["fields"]) or "?"
+        lines.append(f"[yellow]interop failures (not counted): {summary['interop']['attempts']}[/] fields: {fields}")
+    return lines + warning_lines(summary.get("warnings") or [])
+
+
+#: Warning lines printed before "... and N more".
+MAX_WARNING_LINES = 10
+
+
+def warning_lines(warnings: list[str]) -> list[str]:
+    """Capture warnings for the terminal: a count, then the first :data:`MAX_WARNING_LINES` (escaped for rich)."""
+    if not warnings:
+        return []
+    lines = [f"[yellow]capture warnings: {len(warnings)}[/] (scored anyway; affected steps are marked corrupt_capture)"]
+    lines += ["  " + escape(w) for w in warnings[:MAX_WARNING_LINES]]
+    if len(warnings) > MAX_WARNING_LINES:
+        lines.append(f"  ... and {len(warnings) - MAX_WARNING_LINES} more (summary.json: warnings)")
+    return lines
+
+
+def run_table(summary: dict[str, Any]) -> Table:
+    """Reach, accuracy, misuse, depth and the five dimensions, overall and per tier."""
+    run = summary["run"]
+    table = Table(title=f"run {run['id']} · {run['model'] or '?'} · {run['harness'] or '?'} · {run['task_set']}")
+    table.add_column("")
+    for col in ("attempts", "reach", "accuracy", "misuse", "depth", *DIMENSIONS):
+        table.add_column(col, justify="right")
+    for name, g in [("all", summary["overall"]), *sorted(summary["tiers"].items())]:
+        dims = [pct(g["by_dimension"].get(d)) for d in DIMENSIONS]
+        table.add_row(name, str(g["attempts"]), pct(g["reach"]), pct(g["accuracy"]), pct(g["misuse_rate"]), pct(g["path_depth"]), *dims)
+    return table
+
+
+def trace_table(trajectory: Trajectory) -> Table:
+    """One trajectory step by step: output, parsed action, parse status, probe, observation."""
+    table = Table(title=f"{trajectory.run_id} / {trajectory.task_id} / attempt {trajectory.attempt}", show_lines=True)
+    for col in ("step", "thr", "output", "action", "parse", "probe", "observation"):
+        table.add_column(col, overflow="fold")
+    probes = {p.index: p for p in trajectory.probe_calls}
+    for step in trajectory.steps:
+        probe = probes.get(step.probe_call) if step.probe_call is not None else None
+        action = f"{step.tool_name}({json.dumps(step.tool_args, ensure_ascii=False)})" if step.tool_name else "–"
+        parse = " ".join([step.parse, step.parse_kind, *step.parse_notes])
+        obs = step.observation
+        obs_text = "" if obs is None else obs if isinstance(obs, str) else json.dumps(obs, ensure_ascii=False)
+        table.add_row(str(step.step_id), str(step.thread), (step.raw_output or "")[:400], action, parse,
+                      f"#{probe.index} {probe.status}" if probe else "–", obs_text[:300])
+    return table
+
+
+def trace_footer(trajectory: Trajectory) -> list[str]:
+    """Probe calls no step claimed, the final answer, loop and max-steps flags."""
+    lines = [f"probe call #{p.index} {p.tool} {p.status} (no step claimed it)" for p in trajectory.probe_calls if p.joined_by != "call"]
+    flags = [f"loop ({trajectory.loop.rule})" if trajectory.loop else "", "max steps hit" if trajectory.max_steps_hit else ""]
+    lines.append(f"final answer: {trajectory.final_answer!r} {' '.join(f for f in flags if f)}".rstrip())
+    return lines + warning_lines(trajectory.warnings)
+
+
+def parse_table(chosen: dict[str, Any]) -> Table:
+    """The calls the winning parser read (``debug-parse``)."""
+    table = Table(title=f"chosen: {chosen['kind']} ({chosen['status']})")
+    for col in ("tool", "arguments", "status", "notes"):
+        table.add_column(col, overflow="fold")
+    for call in chosen["calls"]:
+        table.add_row(call["name"], json.dumps(call["arguments"], ensure_ascii=False), call["status"], ", ".join(call["notes"]))
+    return table
+
+
+def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
+    """The metrics side by side, and the pass rate of every task per run."""
+    table = Table(title="compare")
+    table.add_column("metric")
+    for run in data["runs"]:
+        feedback = (run.get("settings") or {}).get("feedback")
+        extra = f" · {feedback}" if feedback else ""
+        table.add_column(f"{run['id']}\n{run['model'] or '?'} · {run['harness'] or '?'}{extra}", justify="right")
+    for row in data["rows"]:
+        table.add_row(row["metric"], *(cell(v, row["percent"]) for v in row["values"]))
+    tasks = Table(title="pass rate per task")
+    tasks.add_column("task")
+    tasks.add_column("tier")
+    for run in data["runs"]:
+        tasks.add_column(run["id"], justify="right")
+    for row in data["tasks"]:
+        tasks.add_row(row["task"], row["tier"] or "", *(pct(v) for v in row["pass_rates"]))
+    return table, tasks
+
+
+def compare_markdown(data: dict[str, Any]) -> str:
+    """The metrics side by side as a Markdown table (for a README or a pull request).
+
+    One column per run, headed by its harness (by its id when two runs share one);
+    rows where no run has a value are left out. ``data`` is :func:`compare_table`'s.
+    """
+    harnesses = [run["harness"] or run["id"] for run in data["runs"]]
+    heads = harnesses if len(set(harnesses)) == len(harnesses) else [run["id"] for run in data["runs"]]
+    lines = ["| metric | " + " | ".join(f"`{h}`" for h in heads) + " |", "|---" * (len(heads) + 1) + "|"]
+    for row in data["rows"]:
+        if all(v is None for v in row["values"]):
+            continue
+        cells = (cell(v, row["percent"]).replace("|", "\\|") for v in row["values"])
+        lines.append(f"| {row['metric']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def diff_tables(result: RunDiff) -> tuple[Table, Table]:
+    """Tier verdicts and the tasks that changed."""
+    tiers = Table(title=f"{result.old} -> {result.new} (regression: below {REGRESSION_RATIO:.0%} of old)")
+    for col in ("tier", "old", "new", "change", "verdict"):
+        tiers.add_column(col, justify="right")
+    for t in result.tiers:
+        change = "–" if t.old is None or t.new is None else f"{(t.new - t.old) * 100:+.1f} pt"
+        tiers.add_row(t.tier, pct(t.old), pct(t.new), change, "[red]REGRESSED[/]" if t.regressed else "ok")
+    tasks = Table(title="tasks that changed")
+    for col in ("task", "tier", "old pass", "new pass", "status"):
+        tasks.add_column(col)
+    for c in result.tasks:
+        if c.status != "same":
+            tasks.add_row(c.task, c.tier or "", pct(c.old_pass), pct(c.new_pass), c.status)
+    return tiers, tasks
+
+
+def selftest_table(report: SelftestReport) -> Table:
+    """The cases where the grader misbehaved."""
+    table = Table(title="grader failures")
+    for col in ("task", "plan", "score", "labels", "problem"):
+        table.add_column(col, overflow="fold")
+    for c in report.failures():
+        table.add_row(c.task_id, c.plan, cell(c.value), ", ".join(c.labels), c.problem or "")
+    return table
