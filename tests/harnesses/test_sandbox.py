@@ -12,7 +12,7 @@ from probegate.harnesses.sandbox_isolation import WORK_DIR, bwrap_argv
 from probegate.harnesses.sandbox_prelude import BLOCKED_EXIT
 from probegate.harnesses.sandbox_relay import parse_request
 
-LIMITS = SandboxLimits(cpu_s=1, memory_bytes=256 * 1024 * 1024, file_bytes=64 * 1024, wall_s=3.0)
+LIMITS = SandboxLimits(cpu_s=1, memory_bytes=256 * 1024 * 1024, file_bytes=64 * 1024, wall_s=8.0)
 # nothing listens there: the tools are not called in these tests
 TOOLS_URL = "http://127.0.0.1:9/r/run/task/0/tools"
 
@@ -26,7 +26,7 @@ def run(code: str):
     [
         (0, "", "", None),
         (1, "", "ZeroDivisionError", None),
-        (None, "", "", "wall-clock limit (3 s) exceeded"),
+        (None, "", "", "wall-clock limit (8 s) exceeded"),
         (-signal.SIGXCPU, "", "", "CPU time limit (1 s) exceeded"),
         (-signal.SIGKILL, "", "", "CPU time limit (1 s) exceeded"),
         (-signal.SIGXFSZ, "", "", "output or file size limit (65536 bytes) exceeded"),
@@ -125,7 +125,7 @@ def test_blocked_operations(code: str, reason: str) -> None:
     ("code", "reason"),
     [
         ("while True:\n    pass", "CPU time limit (1 s) exceeded"),
-        ("import time\ntime.sleep(60)", "wall-clock limit (3 s) exceeded"),
+        ("import time\ntime.sleep(60)", "wall-clock limit (8 s) exceeded"),
         ("x = bytearray(1024 * 1024 * 1024)", "memory limit (256 MiB) exceeded"),
         ('print("x" * 1_000_000)', "output or file size limit (65536 bytes) exceeded"),
     ],
