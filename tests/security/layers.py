@@ -23,7 +23,6 @@ from probegate.harnesses.sandbox_isolation import (
     interpreter,
     isolated_command,
     mounts,
-    seccomp_filter,
 )
 
 LIMITS = SandboxLimits(cpu_s=2, file_bytes=1024 * 1024, disk_bytes=16 * 1024 * 1024, wall_s=20.0)
