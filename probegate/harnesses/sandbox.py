@@ -32,7 +32,7 @@ import select
 import signal
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -199,7 +199,8 @@ def _wrapped(command: list[str], work: str, limits: SandboxLimits,
 
 
 def run_in_session(argv: list[str], files: tuple[IO[bytes], IO[bytes], IO[bytes]], cwd: str,
-                   wall_s: float, pass_fds: tuple[int, ...] = (), on_start: Any = None) -> int | None:
+                   wall_s: float, pass_fds: tuple[int, ...] = (),
+                   on_start: Callable[[], None] | None = None) -> int | None:
     """Run ``argv`` as the leader of a new session; its exit status, ``None`` on timeout.
 
     The whole process group is killed before the leader is reaped (a zombie still

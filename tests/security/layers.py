@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from probegate.harnesses.sandbox import SandboxLimits, run_in_session, run_sandboxed, stop_reason
 from probegate.harnesses.sandbox_isolation import (
@@ -45,11 +46,19 @@ class Outcome:
         return self.exit_code == 0 and self.stopped is None
 
 
-def attack(code: str, layer: str, limits: SandboxLimits = LIMITS) -> Outcome:
-    """Run ``code`` against ``layer`` (one of :data:`LAYERS`)."""
+def marked_tools(mark: str | None) -> list[dict[str, Any]]:
+    """One tool named ``mark``: the prelude's command line then holds it, so the host can find the
+    sandbox's processes (bwrap's, the interpreter's and its forks) by it (:func:`witness.processes_with`)."""
+    if mark is None:
+        return []
+    return [{"type": "function", "function": {"name": mark, "parameters": {"type": "object", "properties": {}}}}]
+
+
+def attack(code: str, layer: str, limits: SandboxLimits = LIMITS, mark: str | None = None) -> Outcome:
+    """Run ``code`` against ``layer`` (one of :data:`LAYERS`); ``mark`` goes into every command line."""
     if layer == "os":
-        return run_os_layer(code, limits)
-    result = run_sandboxed(code, [], TOOLS_URL, limits, isolated=layer == "sandbox")
+        return run_os_layer(code if mark is None else f"# {mark}\n{code}", limits)
+    result = run_sandboxed(code, marked_tools(mark), TOOLS_URL, limits, isolated=layer == "sandbox")
     return Outcome(result.stdout, result.stderr, result.exit_code, result.stopped)
 
 

@@ -26,6 +26,7 @@ import pytest
 
 from probegate.harnesses.sandbox import SandboxLimits, SandboxResult, run_in_session, run_sandboxed
 from probegate.harnesses.sandbox_prelude import BLOCKED_EXIT
+from tests.security.layers import marked_tools
 from tests.security.witness import Listener, lingering, survivors
 
 LIMITS = SandboxLimits(cpu_s=2, file_bytes=1024 * 1024, wall_s=20.0)
@@ -40,8 +41,8 @@ def layer(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def run(code: str, layer: str = "sandbox", limits: SandboxLimits = LIMITS) -> SandboxResult:
-    return run_sandboxed(code, [], TOOLS_URL, limits, isolated=layer == "sandbox")
+def run(code: str, layer: str = "sandbox", limits: SandboxLimits = LIMITS, mark: str | None = None) -> SandboxResult:
+    return run_sandboxed(code, marked_tools(mark), TOOLS_URL, limits, isolated=layer == "sandbox")
 
 
 def assert_stopped(result: SandboxResult, reason: str, layer: str = "fence") -> None:
@@ -246,10 +247,12 @@ FORKS = [
 
 @pytest.mark.parametrize(("code", "reason"), FORKS)
 def test_a_fork_bomb_is_stopped_and_leaves_no_process(code: str, reason: str, layer: str) -> None:
-    mark = f"probegate-bomb-{uuid.uuid4().hex}"
-    result = run(f"# {mark}\n" + code, layer)
+    mark = f"bomb{uuid.uuid4().hex}"
+    result = run("import os\nprint(os.getpid(), flush=True)\n" + code, layer, mark=mark)
     assert_stopped(result, reason, layer)
-    assert lingering(mark) == []
+    assert lingering(mark) == []  # the sandbox's processes: bwrap's, the interpreter, its forks
+    if layer == "fence":
+        assert survivors(int(result.stdout)) == []  # and the session of the process, for what it started
 
 
 @pytest.mark.parametrize("script", ["sleep 300 & sleep 300 & echo $$; wait", "sleep 300 & echo $$"])
@@ -328,9 +331,8 @@ def test_resource_exhaustion_is_stopped(code: str, reason: str, layer: str) -> N
 
 
 def test_a_process_that_never_ends_is_killed_at_the_wall_clock_limit(layer: str) -> None:
-    mark = f"probegate-sleeper-{uuid.uuid4().hex}"
-    result = run(f"# {mark}\nimport time\nprint('started', flush=True)\ntime.sleep(600)", layer,
-                 SandboxLimits(wall_s=1.0))
+    mark = f"sleeper{uuid.uuid4().hex}"
+    result = run("import time\nprint('started', flush=True)\ntime.sleep(600)", layer, SandboxLimits(wall_s=1.0), mark)
     assert (result.stopped, result.exit_code, result.stdout) == ("wall-clock limit (1 s) exceeded", None, "started\n")
     assert lingering(mark) == []
 

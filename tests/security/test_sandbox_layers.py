@@ -17,6 +17,7 @@ import os
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -27,7 +28,7 @@ import pytest
 
 from probegate.harnesses.sandbox import SandboxLimits, run_sandboxed
 from probegate.harnesses.sandbox_prelude import BLOCKED_EXIT
-from tests.security.layers import LIMITS, Background, attack, run_os_layer
+from tests.security.layers import LIMITS, TOOLS_URL as LAYERS_TOOLS_URL, Background, attack, marked_tools, run_os_layer
 from tests.security.witness import (
     Listener,
     host_listening_ports,
@@ -120,7 +121,7 @@ SETSID_CHILD = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.s
 @pytest.mark.parametrize("layer", ALL)
 def test_a_setsid_child_does_not_survive(layer: str) -> None:
     mark = token()
-    outcome = attack(f"# {mark}\n" + SETSID_CHILD + "time.sleep(300)", layer, SandboxLimits(wall_s=5.0))
+    outcome = attack(SETSID_CHILD + "time.sleep(300)", layer, SandboxLimits(wall_s=5.0), mark)
     assert not outcome.ok
     if layer != "os":
         assert outcome.stopped in ("blocked: os.fork", "blocked: os.setsid"), outcome
@@ -135,6 +136,26 @@ def test_without_seccomp_the_pid_namespace_takes_a_setsid_child_with_it() -> Non
         assert run.line() == "forked"
         assert len(processes_with(mark, name="python")) == 2  # the witness sees both while they live
         run.finish()
+    assert lingering(mark) == []
+
+
+def test_when_the_harness_dies_the_sandbox_dies_with_it(tmp_path: Path) -> None:
+    # --die-with-parent: a harness killed with SIGKILL cannot kill its sandbox's process group itself
+    mark = token()
+    script = tmp_path / "harness.py"
+    script.write_text(
+        "from probegate.harnesses.sandbox import SandboxLimits, run_sandboxed\n"
+        f"run_sandboxed('import time\\ntime.sleep(300)', {marked_tools(mark)!r}, {LAYERS_TOOLS_URL!r}, "
+        "SandboxLimits(wall_s=300.0))\n")
+    harness = subprocess.Popen([sys.executable, str(script)], cwd=Path(__file__).parents[2])
+    try:
+        deadline = time.monotonic() + 30
+        while not processes_with(mark, name="python") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_with(mark, name="python"), "the sandbox never started"
+    finally:
+        harness.kill()
+        harness.wait()
     assert lingering(mark) == []
 
 
@@ -391,7 +412,7 @@ def test_6_no_signal_reaches_a_host_process(layer: str, victim: subprocess.Popen
 )
 def test_7_a_fork_bomb_starts_nothing(bomb: str, layer: str) -> None:
     mark = token()
-    outcome = attack(f"# {mark}\n" + bomb, layer, SandboxLimits(wall_s=10.0))
+    outcome = attack(bomb, layer, SandboxLimits(wall_s=10.0), mark)
     assert not outcome.ok and outcome.exit_code is not None  # it ended at once, not at the wall clock
     assert lingering(mark) == []
 
