@@ -18,17 +18,24 @@ while it decides.
 :func:`disarm` replaces with refusals what the interpreter can do without raising
 an audit event and that would reach past the sandbox: ``os.pidfd_open`` (a signal
 to any process), ``os.mkfifo``/``os.mknod`` (file-system writes), ``setpriority``
-and the ``sched_set*`` calls (other processes), ``_posixsubprocess.fork_exec``
-(loaded first, so ``import subprocess`` still works and ``subprocess.Popen`` is
-refused by its own event) and ``_imp.create_builtin``, which would hand out fresh
-copies of those modules. ``pwd``/``grp`` look-ups (the password and group files)
-answer as if the databases were empty.
+and the ``sched_set*`` calls (other processes), ``nice``, ``setsid``/``setpgid``
+and the ``set*id`` calls, ``memfd_create``, ``unshare``/``setns``,
+``time.clock_settime``, ``_posixsubprocess.fork_exec`` (loaded first, so ``import
+subprocess`` still works and ``subprocess.Popen`` is refused by its own event) and
+``_imp.create_builtin``, which would hand out fresh copies of those modules.
+``pwd``/``grp`` look-ups (the password and group files) answer as if the databases
+were empty; ``_ssl`` (which reads certificate files) cannot be imported.
+
+A native module is checked by every part of its dotted name and by what C sees
+of it (the part before a NUL: ``_posixsubprocess\\x00c`` initialises as
+``_posixsubprocess``), and by its file's name; any control character in a module
+name is a stop.
 
 What stays out of reach of any audit hook: crafted bytecode (``marshal.loads`` is
 also how imports read ``.pyc`` files and ``code.replace`` how ``types.coroutine``
-marks a coroutine, so neither can be refused) and bugs in C code. The fence keeps model-written code in its lane and makes
-escapes visible; it is not a boundary against a determined attacker (:pep:`578`
-says so): the operating-system layer is.
+marks a coroutine, so neither can be refused) and bugs in C code. The fence keeps
+model-written code in its lane and makes escapes visible; it is not a boundary
+against a determined attacker (:pep:`578` says so): the operating-system layer is.
 
 The code has no network: tools are called over one channel the prelude opened
 before the hook was installed, so every socket operation but creating a Unix
