@@ -180,16 +180,21 @@ def run(
     compat: list[str] = typer.Option(
         [], "--compat", help="Opt-in request shims for the in-process gateway (see probegate serve --help)."
     ),
+    unsafe_no_sandbox: bool = typer.Option(
+        False, "--unsafe-no-sandbox",
+        help="Let the code harness run model-written code without bubblewrap (audit hook and limits only). "
+             "Recorded in the run's params.",
+    ),
 ) -> None:
     """Run a task set through one agent harness (or several, one run each) and score it.
 
     Every attempt resets its world, then the harness talks to the model through the
     gateway (/r/RUN/TASK/ATTEMPT/v1) and to the probes (/r/RUN/TASK/ATTEMPT/tools).
     """
-    from probegate.harnesses.registry import expand_harnesses
+    from probegate.harnesses.registry import HarnessOptions, expand_harnesses
     from probegate.runner.execute import RunConfig
 
-    harnesses, notes = expand_harnesses(harness)
+    harnesses, notes = expand_harnesses(harness, HarnessOptions(unsafe_no_sandbox=unsafe_no_sandbox))
     config = RunConfig(
         task_set=task_set,
         harness=harness,
@@ -210,8 +215,11 @@ def run(
         output_dir=output_dir,
         model_path=model_path,
         compat=tuple(compat),
+        unsafe_no_sandbox=unsafe_no_sandbox,
     )
     console = Console(stderr=True)
+    if unsafe_no_sandbox and "code" in harnesses:
+        notes.append("--unsafe-no-sandbox: the code harness runs model-written code without OS isolation")
     for note in notes:
         console.print(f"[yellow]{note}[/yellow]")
     with sigterm_as_interrupt():

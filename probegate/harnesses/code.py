@@ -2,10 +2,14 @@
 
 Tools are shown as Python stubs (``def query_stock(sku: str) -> dict``). The
 model's code block runs in :func:`probegate.harnesses.sandbox.run_sandboxed`, where each tool
-is a function posting to the probe; what the code prints is the answer. When the
+is a function the harness relays to the probe; what the code prints is the answer. When the
 code raises or prints nothing, the error goes back to the model for another try;
 when the sandbox stops it (a limit, a blocked operation), the attempt ends with
 ``error`` and the sandbox's reason.
+
+The code runs under bubblewrap (:mod:`probegate.harnesses.sandbox_isolation`); the
+harness refuses to start without it unless built with ``isolated=False``
+(``probegate run --unsafe-no-sandbox``).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from dataclasses import replace
 
 from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps, timed_out
 from probegate.harnesses.chat import ModelCallError, complete, model_client, with_system
+from probegate.errors import UsageError
 from probegate.harnesses.sandbox import SandboxLimits, SandboxResult, run_sandboxed
+from probegate.harnesses.sandbox_isolation import SandboxUnavailable, check_isolation
 from probegate.harnesses.schemas import python_signature
 
 CODE_SYSTEM = """You solve the user's request by writing Python.
@@ -73,12 +79,29 @@ class CodeHarness:
     Args:
         limits: the sandbox's bounds (the wall-clock limit is also capped by the
             attempt's remaining time).
+        isolated: run the code under bubblewrap; ``False`` keeps only the audit
+            hook and the limits (unsafe: for machines without bubblewrap).
     """
 
     name = "code"
 
-    def __init__(self, limits: SandboxLimits | None = None) -> None:
+    def __init__(self, limits: SandboxLimits | None = None, *, isolated: bool = True) -> None:
         self.limits = limits or SandboxLimits()
+        self.isolated = isolated
+
+    def check(self) -> None:
+        """Refuse to run where the sandbox cannot start (the registry calls this first).
+
+        Raises:
+            UsageError: bubblewrap is missing or cannot start a sandbox here (one line:
+                what is missing, how to install it, and the unsafe flag).
+        """
+        if not self.isolated:
+            return
+        try:
+            check_isolation()
+        except SandboxUnavailable as exc:
+            raise UsageError(str(exc)) from None
 
     def run(self, ctx: HarnessContext) -> HarnessResult:
         """Drive one attempt; see :class:`~probegate.harnesses.base.Harness`."""
@@ -115,4 +138,4 @@ class CodeHarness:
 
     def _execute(self, code: str, ctx: HarnessContext, deadline: Deadline) -> SandboxResult:
         limits = replace(self.limits, wall_s=min(self.limits.wall_s, deadline.remaining()))
-        return run_sandboxed(code, ctx.tools, ctx.tools_url, limits)
+        return run_sandboxed(code, ctx.tools, ctx.tools_url, limits, isolated=self.isolated)

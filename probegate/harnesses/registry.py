@@ -8,41 +8,55 @@ missing ``frameworks`` extra is one clear line before the run starts.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from probegate.harnesses.base import Harness
 from probegate.errors import UsageError
 
-def _fc() -> Harness:
+
+@dataclass(frozen=True)
+class HarnessOptions:
+    """Run-wide settings a harness factory may use.
+
+    Attributes:
+        unsafe_no_sandbox: let the ``code`` harness run model-written code without
+            OS isolation (bubblewrap) when it is missing: ``--unsafe-no-sandbox``.
+    """
+
+    unsafe_no_sandbox: bool = False
+
+
+def _fc(options: HarnessOptions) -> Harness:
     from probegate.harnesses.fc import FcHarness
 
     return FcHarness()
 
 
-def _react() -> Harness:
+def _react(options: HarnessOptions) -> Harness:
     from probegate.harnesses.react import ReactHarness
 
     return ReactHarness()
 
 
-def _plan() -> Harness:
+def _plan(options: HarnessOptions) -> Harness:
     from probegate.harnesses.plan import PlanHarness
 
     return PlanHarness()
 
 
-def _code() -> Harness:
+def _code(options: HarnessOptions) -> Harness:
     from probegate.harnesses.code import CodeHarness
 
-    return CodeHarness()
+    return CodeHarness(isolated=not options.unsafe_no_sandbox)
 
 
-def _langchain() -> Harness:
+def _langchain(options: HarnessOptions) -> Harness:
     from probegate.harnesses.langchain_agent import LangChainHarness
 
     return LangChainHarness()
 
 
-def _crewai() -> Harness:
+def _crewai(options: HarnessOptions) -> Harness:
     from probegate.harnesses.crewai_agent import CrewAIHarness
 
     return CrewAIHarness()
@@ -50,7 +64,7 @@ def _crewai() -> Harness:
 
 #: Built-in harness names -> a factory. Framework harnesses import their framework
 #: inside the factory, so a missing extra costs nothing until the harness is named.
-HARNESSES: dict[str, Callable[[], Harness]] = {
+HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
     "fc": _fc,
     "react": _react,
     "plan": _plan,
@@ -66,7 +80,7 @@ CMD_PREFIX = "cmd:"
 ALL = "all"
 
 
-def expand_harnesses(spec: str) -> tuple[list[str], list[str]]:
+def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[list[str], list[str]]:
     """``--harness`` value -> harness names to run, and notes on what was left out.
 
     ``all`` is every built-in style whose dependencies are installed (a framework
@@ -86,7 +100,7 @@ def expand_harnesses(spec: str) -> tuple[list[str], list[str]]:
     names, notes = [], []
     for name in HARNESSES:
         try:
-            get_harness(name)
+            get_harness(name, options)
         except UsageError as exc:
             notes.append(f"{name} left out: {exc}")
             continue
@@ -99,15 +113,17 @@ def harness_names() -> list[str]:
     return [*HARNESSES, 'cmd:"COMMAND"']
 
 
-def get_harness(name: str) -> Harness:
+def get_harness(name: str, options: HarnessOptions | None = None) -> Harness:
     """The harness called ``name``, ready to run.
 
     Args:
         name: a built-in name, or ``cmd:COMMAND`` (the command may be quoted).
+        options: run-wide settings (default: :class:`HarnessOptions`).
 
     Raises:
-        UsageError: unknown name, empty command, or a framework harness whose extra
-            is not installed.
+        UsageError: unknown name, empty command, a framework harness whose extra
+            is not installed, or ``code`` without bubblewrap (and without
+            ``unsafe_no_sandbox``).
     """
     if name.startswith(CMD_PREFIX):
         from probegate.harnesses.cmd import CmdHarness
@@ -120,7 +136,7 @@ def get_harness(name: str) -> Harness:
     factory = HARNESSES.get(name)
     if factory is None:
         raise UsageError(f"unknown harness {name!r}: choose one of {', '.join(harness_names())}")
-    harness = factory()
+    harness = factory(options or HarnessOptions())
     check = getattr(harness, "check", None)
     if check is not None:
         check()

@@ -1,5 +1,8 @@
-"""The code sandbox's fence: a PEP 578 audit hook, in plain standard-library Python.
+"""The code sandbox's second layer: a PEP 578 audit hook, in plain standard-library Python.
 
+The first layer is the operating system (:mod:`probegate.harnesses.sandbox_isolation`:
+bubblewrap namespaces, a seccomp filter, resource limits); this fence runs inside it
+and stops what the model's code should never try, with a reason the run reports.
 This module's source is sent whole into the sandboxed interpreter (see
 :mod:`probegate.harnesses.sandbox_prelude`), so it imports nothing outside the standard library.
 Tests import it too and table-test :func:`make_check` in-process.
@@ -15,19 +18,30 @@ while it decides.
 :func:`disarm` replaces with refusals what the interpreter can do without raising
 an audit event and that would reach past the sandbox: ``os.pidfd_open`` (a signal
 to any process), ``os.mkfifo``/``os.mknod`` (file-system writes), ``setpriority``
-and the ``sched_set*`` calls (other processes), ``_posixsubprocess.fork_exec``
-(loaded first, so ``import subprocess`` still works and ``subprocess.Popen`` is
-refused by its own event) and ``_imp.create_builtin``, which would hand out fresh
-copies of those modules. ``pwd``/``grp`` look-ups (the password and group files)
-answer as if the databases were empty.
+and the ``sched_set*`` calls (other processes), ``nice``, ``setsid``/``setpgid``
+and the ``set*id`` calls, ``memfd_create``, ``unshare``/``setns``,
+``time.clock_settime``, ``_posixsubprocess.fork_exec`` (loaded first, so ``import
+subprocess`` still works and ``subprocess.Popen`` is refused by its own event) and
+``_imp.create_builtin``, which would hand out fresh copies of those modules.
+``pwd``/``grp`` look-ups (the password and group files) answer as if the databases
+were empty; ``_ssl`` (which reads certificate files) cannot be imported.
+
+A native module is checked by every part of its dotted name and by what C sees
+of it (the part before a NUL: ``_posixsubprocess\\x00c`` initialises as
+``_posixsubprocess``), and by its file's name; any control character in a module
+name is a stop.
 
 What stays out of reach of any audit hook: crafted bytecode (``marshal.loads`` is
 also how imports read ``.pyc`` files and ``code.replace`` how ``types.coroutine``
-marks a coroutine, so neither can be refused) and bugs in C code. Nor does the
-fence tell the probe's routes from the gateway's other routes on the same host
-and port: a raw socket there is allowed. The fence keeps model-written code in
-its lane and makes escapes visible; it is not a boundary against a determined
-attacker: run untrusted agents in a container.
+marks a coroutine, so neither can be refused) and bugs in C code. The fence keeps
+model-written code in its lane and makes escapes visible; it is not a boundary
+against a determined attacker (:pep:`578` says so): the operating-system layer is.
+
+The code has no network: tools are called over one channel the prelude opened
+before the hook was installed, so every socket operation but creating a Unix
+socket (``asyncio``'s self-pipe is a ``socketpair``) ends the process. A stop is
+reported on the verdict descriptor the harness reads from outside; the exit
+status is the stop's even when that descriptor was closed by the code.
 """
 
 from __future__ import annotations
@@ -45,9 +59,9 @@ BLOCKED_EVENTS = (
     "subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn",
     "os.kill", "os.killpg", "_thread.start_new_thread", "ctypes.", "resource.setrlimit", "resource.prlimit",
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "os.putenv", "os.unsetenv", "os.chdir",
-    "os.fchdir", "os.chroot", "os.symlink", "os.setxattr", "os.removexattr", "socket.bind", "socket.sendto",
-    "socket.sendmsg", "socket.sethostname", "sqlite3.", "webbrowser.", "syslog.", "winreg.", "sys.settrace",
-    "sys.setprofile", "sys.monitoring.register_callback",
+    "os.fchdir", "os.chroot", "os.symlink", "os.setxattr", "os.removexattr", "os.unshare", "os.setns",
+    "sqlite3.", "webbrowser.", "syslog.", "winreg.", "sys.settrace", "sys.setprofile",
+    "sys.monitoring.register_callback", "fcntl.ioctl",
 )
 #: Events whose ``str``/``bytes`` arguments are paths that must lie in the work directory.
 PATH_EVENTS = ("os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.link", "os.truncate", "os.chmod", "os.chown",
@@ -61,14 +75,22 @@ BLOCKED_MODULES = frozenset({
     "_xxinterpchannels", "_xxinterpqueues", "_xxtestfuzz", "_posixshmem", "_multiprocessing", "_sqlite3",
     "readline", "spwd", "nis", "_curses", "_tkinter", "ossaudiodev",
 })
+#: Modules whose import raises ``ImportError`` instead of stopping: the standard library imports them
+#: inside ``try`` (``asyncio`` and ``http.client`` import ``ssl``), and code that then reaches for the
+#: real module through the import system is stopped by :data:`BLOCKED_MODULES`.
+HIDDEN_MODULES = ("_ssl",)
 #: Functions that act outside the sandbox without raising an audit event, by module.
+_OS_UNAUDITED = (
+    "pidfd_open", "mkfifo", "mknod", "setpriority", "sched_setaffinity", "sched_setparam", "sched_setscheduler",
+    "nice", "setsid", "setpgid", "setpgrp", "tcsetpgrp", "login_tty", "setuid", "setgid", "seteuid", "setegid",
+    "setreuid", "setregid", "setresuid", "setresgid", "setgroups", "initgroups", "memfd_create", "unshare", "setns",
+)
 UNAUDITED = (
-    ("os", ("pidfd_open", "mkfifo", "mknod", "setpriority", "sched_setaffinity", "sched_setparam",
-            "sched_setscheduler")),
-    ("posix", ("pidfd_open", "mkfifo", "mknod", "setpriority", "sched_setaffinity", "sched_setparam",
-               "sched_setscheduler")),
+    ("os", _OS_UNAUDITED),
+    ("posix", _OS_UNAUDITED),
     ("signal", ("pidfd_send_signal",)),
     ("_signal", ("pidfd_send_signal",)),
+    ("time", ("clock_settime", "clock_settime_ns")),
     ("_posixsubprocess", ("fork_exec",)),
     ("_imp", ("create_builtin",)),
 )
@@ -82,15 +104,15 @@ EMPTIED = (
 #: The event a replaced function raises (argument: its dotted name).
 REFUSED_EVENT = "sandbox.refused"
 
-_NAME_LOOKUPS = ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.gethostbyaddr",
-                 "socket.getnameinfo")
+#: Socket events that stay allowed (every other ``socket.*`` event ends the process).
+ALLOWED_SOCKET_EVENTS = ("socket.gethostname",)
 
 Check = Callable[[str, tuple[Any, ...]], "str | None"]
 
 
 def disarm() -> None:
     """Load every built-in module, then replace each function in :data:`UNAUDITED` with a refusal
-    and each in :data:`EMPTIED` with an empty answer.
+    and each in :data:`EMPTIED` with an empty answer, and hide :data:`HIDDEN_MODULES`.
 
     A refusal raises the audit event ``sandbox.refused`` (which the hook turns
     into a stop naming the function) and, should it return, ``PermissionError``.
@@ -121,6 +143,8 @@ def disarm() -> None:
             entry = replaced.get(id(function))
             if entry is not None and entry[0] is function:
                 functions.discard(function)
+    for name in HIDDEN_MODULES:
+        sys.modules[name] = None  # type: ignore[assignment]  # "import _ssl" raises ImportError
 
 
 def _refusal(qualified_name: str) -> Callable[..., Any]:
@@ -146,15 +170,12 @@ def _empty_lookup(qualified_name: str) -> Callable[..., Any]:
     return empty
 
 
-def make_check(root: str, lib: str, host: str, port: int, tools_url: str) -> Check:
+def make_check(root: str, lib: str) -> Check:
     """The fence's decision for one audit event (no side effects but ``lstat``/``stat``/``readlink``).
 
     Args:
         root: the work directory (resolved); the only place the code may write.
         lib: the standard library's directory (resolved); readable too.
-        host: the only address the code may connect to or look up.
-        port: the only port.
-        tools_url: the probe URL prefix (no trailing slash) for ``urllib`` requests.
 
     Returns:
         ``check(event, args)``: the reason to stop the process, ``None`` to let
@@ -166,12 +187,15 @@ def make_check(root: str, lib: str, host: str, port: int, tools_url: str) -> Che
         builtins.type, builtins.isinstance, builtins.len, builtins.repr, builtins.str, builtins.bytes,
         builtins.int, builtins.tuple, builtins.OSError)
     as_str, decode, lstat, stat, readlink = str_type.__str__, bytes_type.decode, posix.lstat, posix.stat, posix.readlink
-    blocked_events, path_events, blocked_modules, name_lookups = (
-        BLOCKED_EVENTS, PATH_EVENTS, BLOCKED_MODULES, _NAME_LOOKUPS)
+    split, partition, translate = str_type.split, str_type.partition, str_type.translate
+    blocked_events, path_events, blocked_modules, allowed_socket_events = (
+        BLOCKED_EVENTS, PATH_EVENTS, BLOCKED_MODULES, ALLOWED_SOCKET_EVENTS)
+    blocked_native = BLOCKED_MODULES | frozenset(HIDDEN_MODULES)
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-    families = (int_type(socket.AF_INET), int_type(socket.AF_INET6), int_type(socket.AF_UNIX))
-    kinds = (int_type(socket.SOCK_STREAM), int_type(socket.SOCK_DGRAM))
-    requests_prefix, refused_event, file_events = tools_url + "/", REFUSED_EVENT, PATH_EVENTS + DIR_EVENTS
+    unix_family = int_type(socket.AF_UNIX)
+    refused_event, file_events = REFUSED_EVENT, PATH_EVENTS + DIR_EVENTS
+    # control characters (NUL included) become "?" in a reason, and make a module name invalid
+    controls = {code: "?" for code in (*range(32), 127)}
 
     def text(value: object) -> str | None:
         """An exact ``str`` copy of a ``str``/``bytes`` value (subclasses included); else ``None``."""
@@ -256,39 +280,53 @@ def make_check(root: str, lib: str, host: str, port: int, tools_url: str) -> Che
                 return event + " " + name
         return None
 
-    def plain_address(address: object) -> tuple[str, int] | None:
-        """``(host, port)`` of an exact tuple of an exact ``str`` and ``int``; else ``None``."""
-        if type_of(address) is not tuple_type or length(address) < 2:  # type: ignore[arg-type]
-            return None
-        host_part, port_part = address[0], address[1]  # type: ignore[index]
-        return (host_part, port_part) if type_of(host_part) is str_type and type_of(port_part) is int_type else None
+    def plain_address(address: object) -> str:
+        """A readable form of a socket address for a reason (never the model's own ``repr``)."""
+        if type_of(address) is tuple_type and length(address) >= 2:  # type: ignore[arg-type]
+            host_part, port_part = address[0], address[1]  # type: ignore[index]
+            if type_of(host_part) is str_type and type_of(port_part) is int_type:
+                return represent((host_part, port_part))
+        return text(address) or "an address that is not a plain (host, port) tuple"
 
     def check_socket(event: str, args: tuple[Any, ...]) -> str | None:
+        if event in allowed_socket_events:
+            return None
         if event == "socket.__new__":
             family, kind = args[1], args[2]
-            if type_of(family) is int_type and type_of(kind) is int_type and family in families and kind & 0xF in kinds:
-                return None
+            if type_of(family) is int_type and family == unix_family:
+                return None  # a Unix socket can reach nothing: connect and bind are refused below
             return "socket of family " + (represent(family) if type_of(family) is int_type else "?") + ", type " + (
                 represent(kind) if type_of(kind) is int_type else "?")
         if event == "socket.connect":
-            address = plain_address(args[1])
-            if address is None:
-                return "connect to " + (text(args[1]) or "an address that is not a plain (host, port) tuple")
-            return None if address == (host, port) else "connect to " + represent(address)
-        if event in name_lookups:
-            name = text(args[0])
-            return None if name == host else event + " " + (name if name is not None else "?")
-        return None
+            return "connect to " + plain_address(args[1])
+        name = text(args[0]) if args else None
+        if event.startswith("socket.get") and name is not None:
+            return event + " " + translate(name, controls)
+        return event
+
+    def module_parts(name: str) -> list[str]:
+        """Each dotted part of a module name, and what C sees of it (cut at a NUL)."""
+        parts = split(name, ".")
+        return parts + [partition(part, "\0")[0] for part in parts]
 
     def check_import(args: tuple[Any, ...]) -> str | None:
         name = text(args[0])
-        if name is None or name.rpartition(".")[2] in blocked_modules:
-            return "import " + (name if name is not None else "?")
+        if name is None:
+            return "import ?"
+        shown = translate(name, controls)
+        if shown != name:
+            return "import of a module name with a control character: " + shown
         filename = args[1] if length(args) > 1 else None
+        # a hidden module's name alone passes: sys.modules holds None for it, so the import fails
+        for part in module_parts(name):
+            if part in blocked_modules or (filename is not None and part in blocked_native):
+                return "import " + name
         if filename is not None:  # a native extension is being loaded from this file
             path = text(filename)
             if path is None or not under(path, (lib,)):
-                return "load of native code from " + (path if path is not None else "?")
+                return "load of native code from " + (translate(path, controls) if path is not None else "?")
+            if partition(path.rpartition("/")[2], ".")[0] in blocked_native:
+                return "load of native code from " + path
         return None
 
     def check(event: str, args: tuple[Any, ...]) -> str | None:
@@ -304,20 +342,18 @@ def make_check(root: str, lib: str, host: str, port: int, tools_url: str) -> Che
             return check_socket(event, args)
         if event == "import":
             return check_import(args)
-        if event == "urllib.Request":
-            url = text(args[0])
-            return None if url is not None and url.startswith(requests_prefix) else "request to " + (url or "?")
         return None
 
     return check
 
 
-def make_hook(check: Check, mark: str, exit_code: int) -> Callable[[str, tuple[Any, ...]], None]:
+def make_hook(check: Check, verdict_fd: int, exit_code: int) -> Callable[[str, tuple[Any, ...]], None]:
     """The audit hook: end the process when ``check`` gives a reason.
 
-    The reason goes to stderr as one line after ``mark``; the exit status is
-    ``exit_code``. A check that raises (an argument the model crafted) stops too:
-    the fence fails closed.
+    The reason goes to ``verdict_fd`` as one line, for the harness to read from
+    outside; the exit status is ``exit_code``. The process ends whether or not the
+    line could be written (the code may have closed that descriptor). A check that
+    raises (an argument the model crafted) stops too: the fence fails closed.
     """
     write, exit_now, BaseException = posix.write, posix._exit, builtins.BaseException
 
@@ -327,17 +363,19 @@ def make_hook(check: Check, mark: str, exit_code: int) -> Callable[[str, tuple[A
         except BaseException:
             reason = event + " (could not be checked)"
         if reason is not None:
-            write(2, ("\n" + mark + reason + "\n").encode("utf-8", "replace"))
-            exit_now(exit_code)
+            try:
+                write(verdict_fd, (reason + "\n").encode("utf-8", "replace"))
+            finally:
+                exit_now(exit_code)
 
     return hook
 
 
-def install(host: str, port: int, tools_url: str, mark: str, exit_code: int) -> None:
+def install(verdict_fd: int, exit_code: int) -> None:
     """Fence the running interpreter: the current directory becomes the work directory.
 
     Call it last, right before the model's code runs: an audit hook cannot be removed.
     """
     root = os.path.realpath(os.getcwd())
     lib = os.path.realpath(os.path.dirname(os.__file__))
-    sys.addaudithook(make_hook(make_check(root, lib, host, port, tools_url), mark, exit_code))
+    sys.addaudithook(make_hook(make_check(root, lib), verdict_fd, exit_code))

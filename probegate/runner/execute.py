@@ -28,7 +28,7 @@ from probegate.runner.attempt import AttemptOutcome, AttemptSettings, run_attemp
 from probegate.harnesses.base import Harness
 from probegate.runner.local_gateway import GatewayHandle, run_gateway
 from probegate.runner.local_model import embedded_endpoint
-from probegate.harnesses.registry import get_harness
+from probegate.harnesses.registry import HarnessOptions, get_harness
 from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_id, update_run
 from probegate.runner.scoring import AttemptJudge, ScoreOutcome, score_and_write
 from probegate.gateway.compat import parse_rules
@@ -65,6 +65,7 @@ class RunConfig:
     output_dir: Path = Path("runs")
     model_path: str | None = None
     compat: tuple[str, ...] = ()
+    unsafe_no_sandbox: bool = False
 
 
 class RunEvents(Protocol):
@@ -167,7 +168,12 @@ def prepare(config: RunConfig) -> tuple[TaskSet, list[Task], Harness]:
     check_config(config)
     task_set = load_task_set(config.task_set)
     tasks = task_set.select(list(config.task_ids) or None)
-    return task_set, tasks, get_harness(config.harness)
+    return task_set, tasks, get_harness(config.harness, harness_options(config))
+
+
+def harness_options(config: RunConfig) -> HarnessOptions:
+    """The run-wide settings the harness factories see."""
+    return HarnessOptions(unsafe_no_sandbox=config.unsafe_no_sandbox)
 
 
 def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[str, Any]:
@@ -186,6 +192,7 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
         "external_gateway": config.gateway,
         "compat": list(config.compat),
         "model_path": config.model_path,
+        "unsafe_no_sandbox": config.unsafe_no_sandbox,
         "probegate_version": __version__,
         "outcomes": {},
         "task_snapshot": task_set.snapshot(tasks),

@@ -60,7 +60,7 @@ def test_a_command_escape_fails_the_task(model_and_gateway, tmp_path: Path) -> N
 def test_a_socket_escape_fails_the_task(model_and_gateway, listener: Listener) -> None:
     outcome = attempt(model_and_gateway, f'import socket\nsocket.create_connection(("127.0.0.1", {listener.port}))')
     assert (outcome.result.stop, outcome.result.error) == (
-        "error", f"the sandbox stopped the code: blocked: connect to ('127.0.0.1', {listener.port})")
+        "error", "the sandbox stopped the code: blocked: socket.getaddrinfo 127.0.0.1")
     assert listener.contacts() == 0
 
 

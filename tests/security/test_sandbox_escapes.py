@@ -1,11 +1,16 @@
 """Escapes from the ``code`` harness's sandbox: each is stopped with a clear reason, the host is untouched.
 
 Every attempt runs for real in :func:`probegate.harnesses.sandbox.run_sandboxed` (the runner the
-harness uses); a few also go end to end through :class:`probegate.harnesses.code.CodeHarness`
-with a scripted model. The host-side witness is checked after each one: a marker
-file outside the sandbox's folder, a TCP/UDP listener on another port, a victim
-process, the sandbox's session in /proc. These tests run as root here, where
-``RLIMIT_NPROC`` does not bind: the fork-bomb defence must hold anyway.
+harness uses), twice: with the audit hook alone (``fence``, as ``--unsafe-no-sandbox`` runs
+it), where the exact stop reason is the fence's decision, and in the full sandbox
+(``sandbox``: bubblewrap too), where a path or process of the host may not even
+exist, so the OS refuses before the fence sees anything; there the run is either
+stopped for the same reason or not stopped at all. The host-side witness is
+checked after each: a marker file outside the sandbox's folder, a TCP/UDP
+listener on another port, a victim process, processes holding a marker. These
+tests run as root here, where ``RLIMIT_NPROC`` does not bind: the fork-bomb
+defence must hold anyway. tests/security/test_sandbox_layers.py holds the
+escapes of issue 18, layer by layer.
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ import os
 import stat
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
 
 from probegate.harnesses.sandbox import SandboxLimits, SandboxResult, run_in_session, run_sandboxed
 from probegate.harnesses.sandbox_prelude import BLOCKED_EXIT
-from tests.security.witness import Listener, survivors
+from tests.security.layers import marked_tools
+from tests.security.witness import Listener, lingering, survivors
 
 LIMITS = SandboxLimits(cpu_s=2, file_bytes=1024 * 1024, wall_s=20.0)
 PROBE_PORT = 9  # nothing listens there: the tools are not called in these tests
@@ -28,11 +35,20 @@ TOOLS_URL = f"http://127.0.0.1:{PROBE_PORT}/r/run/task/0/tools"
 LIB = os.path.realpath(os.path.dirname(os.__file__))
 
 
-def run(code: str, limits: SandboxLimits = LIMITS) -> SandboxResult:
-    return run_sandboxed(code, [], TOOLS_URL, limits)
+@pytest.fixture(params=["fence", "sandbox"])
+def layer(request: pytest.FixtureRequest) -> str:
+    """``fence``: the audit hook alone; ``sandbox``: bubblewrap and the hook (what the harness runs)."""
+    return str(request.param)
 
 
-def assert_stopped(result: SandboxResult, reason: str) -> None:
+def run(code: str, layer: str = "sandbox", limits: SandboxLimits = LIMITS, mark: str | None = None) -> SandboxResult:
+    return run_sandboxed(code, marked_tools(mark), TOOLS_URL, limits, isolated=layer == "sandbox")
+
+
+def assert_stopped(result: SandboxResult, reason: str, layer: str = "fence") -> None:
+    """The fence's exact reason; in the full sandbox, that reason or a refusal by the OS first."""
+    if layer == "sandbox" and result.stopped is None:
+        return  # the path or process does not exist in the sandbox: the witness decides
     assert (result.stopped, result.exit_code) == (reason, BLOCKED_EXIT), result
     assert not result.ok
 
@@ -50,9 +66,9 @@ COMMANDS = [
     # asyncio first probes for pidfd support
     ('import asyncio\nasyncio.run(asyncio.create_subprocess_exec("touch", "OUT/ran"))', "blocked: os.pidfd_open"),
     # the C helper behind subprocess, called directly
-    (("import _posixsubprocess, os\n_posixsubprocess.fork_exec([b'/usr/bin/touch'], [b'/usr/bin/touch', b'OUT/ran'],"
-     " True, (), None, None, -1, -1, -1, -1, -1, -1, *os.pipe(), True, False, 0, None, None, None, -1, None, True)"),
-     "blocked: _posixsubprocess.fork_exec"),
+    (("import _posixsubprocess, os\nr, w = os.pipe()\n_posixsubprocess.fork_exec([b'touch', b'OUT/ran'], "
+      "[b'/usr/bin/touch'], False, (w,), None, None, -1, -1, -1, -1, -1, -1, r, w, True, True, -1, None, None, None,"
+      " -1, None, False)"), "blocked: _posixsubprocess.fork_exec"),
     # a fresh copy of that helper, through the import machinery
     (("import importlib.util\nspec = importlib.util.find_spec('_posixsubprocess')\n"
      "importlib.util.module_from_spec(spec)"), "blocked: import _posixsubprocess"),
@@ -65,20 +81,20 @@ COMMANDS = [
 
 
 @pytest.mark.parametrize(("code", "reason"), COMMANDS)
-def test_running_a_command_is_stopped(code: str, reason: str, outside: Path) -> None:
-    result = run(code.replace("OUT", str(outside)))
-    assert_stopped(result, reason)
+def test_running_a_command_is_stopped(code: str, reason: str, outside: Path, layer: str) -> None:
+    result = run(code.replace("OUT", str(outside)), layer)
+    assert_stopped(result, reason, layer)
     assert not (outside / "ran").exists()
 
 
-def test_native_code_from_the_work_directory_is_stopped(outside: Path) -> None:
+def test_native_code_from_the_work_directory_is_stopped(layer: str) -> None:
     # a renamed copy of the subprocess helper, written where the code may write, then loaded
     code = ("import importlib.machinery, importlib.util, os\n"
             "origin = importlib.util.find_spec('_posixsubprocess').origin\n"
             "open('innocent.so', 'wb').write(open(origin, 'rb').read())\n"
             "loader = importlib.machinery.ExtensionFileLoader('innocent', os.path.abspath('innocent.so'))\n"
             "importlib.util.module_from_spec(importlib.util.spec_from_loader('innocent', loader))")
-    result = run(code)
+    result = run(code, layer)
     assert result.stopped is not None and result.stopped.startswith("blocked: load of native code from ")
     assert result.stopped.endswith("/innocent.so") and result.exit_code == BLOCKED_EXIT
 
@@ -112,25 +128,25 @@ READS = [
 
 
 @pytest.mark.parametrize(("code", "reason"), READS)
-def test_reading_the_password_file_is_stopped(code: str, reason: str) -> None:
-    result = run(code)
-    assert_stopped(result, reason)
+def test_reading_the_password_file_is_stopped(code: str, reason: str, layer: str) -> None:
+    result = run(code, layer)
+    assert_stopped(result, reason, layer)
     assert "root:" not in result.stdout + result.stderr
 
 
-def test_the_user_and_group_databases_look_empty() -> None:
+def test_the_user_and_group_databases_look_empty(layer: str) -> None:
     # they are read behind the audit hook's back; stdlib code (expanduser, shutil) expects KeyError
     code = ("import grp, os, pwd\nprint(pwd.getpwall(), grp.getgrall())\nprint(os.path.expanduser('~'))\n"
             "try:\n    pwd.getpwnam('root')\nexcept KeyError:\n    print('no root')")
-    result = run(code)
+    result = run(code, layer)
     assert (result.ok, result.stdout) == (True, "[] []\n~\nno root\n")
 
 
-def test_the_standard_library_is_readable_but_not_as_a_directory_descriptor() -> None:
-    assert run("import os\nprint(len(open(os.__file__).read()) > 0)").stdout == "True\n"
+def test_the_standard_library_is_readable_but_not_as_a_directory_descriptor(layer: str) -> None:
+    assert run("import os\nprint(len(open(os.__file__).read()) > 0)", layer).stdout == "True\n"
     result = run("import os\nfd = os.open(os.path.dirname(os.__file__), os.O_RDONLY)\n"
-                 "os.open('probegate-escape', os.O_WRONLY | os.O_CREAT, dir_fd=fd)")
-    assert_stopped(result, f"blocked: open of the directory {LIB}")
+                 "os.open('probegate-escape', os.O_WRONLY | os.O_CREAT, dir_fd=fd)", layer)
+    assert_stopped(result, f"blocked: open of the directory {LIB}", layer)
     assert not Path(LIB, "probegate-escape").exists()
 
 
@@ -154,68 +170,66 @@ WRITES = [
 
 
 @pytest.mark.parametrize(("code", "reason"), WRITES)
-def test_writing_outside_the_work_directory_is_stopped(code: str, reason: str, outside: Path) -> None:
-    result = run(code.replace("OUT", str(outside)))
-    assert_stopped(result, reason.replace("OUT", str(outside)))
+def test_writing_outside_the_work_directory_is_stopped(code: str, reason: str, outside: Path, layer: str) -> None:
+    result = run(code.replace("OUT", str(outside)), layer)
+    assert_stopped(result, reason.replace("OUT", str(outside)), layer)
     assert list(outside.iterdir()) == []
 
 
-def test_changing_a_host_file_through_a_descriptor_is_stopped() -> None:
+def test_changing_a_host_file_through_a_descriptor_is_stopped(layer: str) -> None:
     before = os.stat(os.__file__)
-    assert_stopped(run("import os\nos.fchmod(os.open(os.__file__, os.O_RDONLY), 0o777)"),
-                   "blocked: os.chmod on a file descriptor")
-    assert_stopped(run("import os\nos.utime(os.__file__, (0, 0))"), f"blocked: os.utime {os.__file__}")
+    assert_stopped(run("import os\nos.fchmod(os.open(os.__file__, os.O_RDONLY), 0o777)", layer),
+                   "blocked: os.chmod on a file descriptor", layer)
+    assert_stopped(run("import os\nos.utime(os.__file__, (0, 0))", layer), f"blocked: os.utime {os.__file__}", layer)
     after = os.stat(os.__file__)
     assert (stat.S_IMODE(after.st_mode), after.st_mtime_ns) == (stat.S_IMODE(before.st_mode), before.st_mtime_ns)
 
 
-def test_functions_without_audit_events_are_gone_everywhere() -> None:
+def test_functions_without_audit_events_are_gone_everywhere(layer: str) -> None:
     # os.supports_dir_fd holds the functions themselves: the originals must not be found there either
     code = ("import os, posix, signal, _posixsubprocess, _imp\n"
             "print(sorted(f.__name__ for f in os.supports_dir_fd | os.supports_fd if f.__name__ in "
             "('mkfifo', 'mknod', 'pidfd_open')))\n"
             "print(sorted({f.__qualname__ for f in (os.mkfifo, posix.mknod, os.pidfd_open, "
             "signal.pidfd_send_signal, _posixsubprocess.fork_exec, _imp.create_builtin)}))")
-    assert run(code).stdout == "[]\n['_refusal.<locals>.refused']\n"
+    assert run(code, layer).stdout == "[]\n['_refusal.<locals>.refused']\n"
 
 
 # --- network: only the probe's address ------------------------------------------------------------
 
 SOCKETS = [
-    ('import socket\nsocket.create_connection(("127.0.0.1", PORT), timeout=2)', "blocked: connect to ('127.0.0.1', PORT)"),
-    ('import socket\nprint(socket.socket().connect_ex(("127.0.0.1", PORT)))', "blocked: connect to ('127.0.0.1', PORT)"),
+    ('import socket\nsocket.create_connection(("127.0.0.1", PORT), timeout=2)', "blocked: socket.getaddrinfo 127.0.0.1"),
+    ('import socket\nprint(socket.socket().connect_ex(("127.0.0.1", PORT)))', "blocked: socket of family 2, type 1"),
     ('import http.client\nhttp.client.HTTPConnection("127.0.0.1", PORT, timeout=2).request("GET", "/")',
-     "blocked: connect to ('127.0.0.1', PORT)"),
+     "blocked: socket.getaddrinfo 127.0.0.1"),
     ('import urllib.request\nurllib.request.urlopen("http://127.0.0.1:PORT/", timeout=2)',
-     "blocked: request to http://127.0.0.1:PORT/"),
-    ('import asyncio\nasyncio.run(asyncio.open_connection("127.0.0.1", PORT))',
-     "blocked: connect to ('127.0.0.1', PORT)"),
+     "blocked: socket.getaddrinfo 127.0.0.1"),
+    ('import asyncio\nasyncio.run(asyncio.open_connection("127.0.0.1", PORT))', "blocked: socket of family 2, type 1"),
     ('import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", PORT))',
-     "blocked: socket.sendto"),
-    (('import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.connect(("127.0.0.1", PORT))\n'
-     's.send(b"x")'), "blocked: connect to ('127.0.0.1', PORT)"),
-    ('import socket\nsocket.socket().bind(("127.0.0.1", 0))', "blocked: socket.bind"),
+     "blocked: socket of family 2, type 2"),
+    ('import socket\nsocket.socket().bind(("127.0.0.1", 0))', "blocked: socket of family 2, type 1"),
+    ('import socket\nsocket.socket(socket.AF_INET6).listen()', "blocked: socket of family 10, type 1"),
     ('import socket\nsocket.getaddrinfo("localhost", PORT)', "blocked: socket.getaddrinfo localhost"),
+    ('import socket\nsocket.gethostbyname("localhost")', "blocked: socket.gethostbyname localhost"),
     ('import socket\nsocket.socket(socket.AF_NETLINK, socket.SOCK_RAW)', "blocked: socket of family 16, type 3"),
     ('import socket\nsocket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)',
      "blocked: socket of family 2, type 3"),
+    # Unix sockets may exist (asyncio's self-pipe) but reach nothing
     ('import socket\nsocket.socket(socket.AF_UNIX).connect("/var/run/docker.sock")',
      "blocked: connect to /var/run/docker.sock"),
-    # an address that claims to be the probe's
-    (('import socket\nclass A(tuple):\n    def __getitem__(self, i): return ("127.0.0.1", PROBE)[i]\n'
-     '    def __eq__(self, o): return True\nsocket.socket().connect(A(("127.0.0.1", PORT)))'),
-     "blocked: connect to an address that is not a plain (host, port) tuple"),
-    (('import socket\nclass H(str):\n    def __eq__(self, o): return True\n    __hash__ = str.__hash__\n'
-     'socket.socket().connect((H("127.0.0.1"), PORT))'),
-     "blocked: connect to an address that is not a plain (host, port) tuple"),
+    ('import socket\nsocket.socket(socket.AF_UNIX).bind("\\0probegate")', "blocked: socket.bind"),
+    ('import socket\nsocket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", "/dev/log")', "blocked: socket.sendto"),
+    # a path that claims to be something else
+    (('import socket\nclass P(str):\n    def __eq__(self, o): return True\n    __hash__ = str.__hash__\n'
+     'socket.socket(socket.AF_UNIX).connect(P("/run/x.sock"))'), "blocked: connect to /run/x.sock"),
 ]
 
 
 @pytest.mark.parametrize(("code", "reason"), SOCKETS)
-def test_connecting_anywhere_but_the_probe_is_stopped(code: str, reason: str, listener: Listener) -> None:
+def test_no_socket_reaches_anything(code: str, reason: str, listener: Listener, layer: str) -> None:
     port = str(listener.port)
-    result = run(code.replace("PORT", port).replace("PROBE", str(PROBE_PORT)))
-    assert_stopped(result, reason.replace("PORT", port))
+    result = run(code.replace("PORT", port), layer)
+    assert_stopped(result, reason.replace("PORT", port), layer)
     assert listener.contacts() == 0
 
 
@@ -232,10 +246,13 @@ FORKS = [
 
 
 @pytest.mark.parametrize(("code", "reason"), FORKS)
-def test_a_fork_bomb_is_stopped_and_leaves_no_process(code: str, reason: str) -> None:
-    result = run("import os\nprint(os.getpid(), flush=True)\n" + code)
-    assert_stopped(result, reason)
-    assert survivors(int(result.stdout)) == []
+def test_a_fork_bomb_is_stopped_and_leaves_no_process(code: str, reason: str, layer: str) -> None:
+    mark = f"bomb{uuid.uuid4().hex}"
+    result = run("import os\nprint(os.getpid(), flush=True)\n" + code, layer, mark=mark)
+    assert_stopped(result, reason, layer)
+    assert lingering(mark) == []  # the sandbox's processes: bwrap's, the interpreter, its forks
+    if layer == "fence":
+        assert survivors(int(result.stdout)) == []  # and the session of the process, for what it started
 
 
 @pytest.mark.parametrize("script", ["sleep 300 & sleep 300 & echo $$; wait", "sleep 300 & echo $$"])
@@ -262,9 +279,10 @@ SIGNALS = [
 
 
 @pytest.mark.parametrize(("code", "reason"), SIGNALS)
-def test_signalling_a_host_process_is_stopped(code: str, reason: str, victim: subprocess.Popen[bytes]) -> None:
+def test_signalling_a_host_process_is_stopped(code: str, reason: str, victim: subprocess.Popen[bytes],
+                                             layer: str) -> None:
     priority = os.getpriority(os.PRIO_PROCESS, victim.pid)
-    assert_stopped(run(code.replace("VICTIM", str(victim.pid))), reason)
+    assert_stopped(run(code.replace("VICTIM", str(victim.pid)), layer), reason, layer)
     assert victim.poll() is None
     assert os.getpriority(os.PRIO_PROCESS, victim.pid) == priority
 
@@ -286,9 +304,9 @@ def test_signalling_a_host_process_is_stopped(code: str, reason: str, victim: su
         ('try:\n    open("/etc/shadow")\nexcept BaseException:\n    pass\nprint("escaped")', "blocked: open /etc/shadow"),
     ],
 )
-def test_tampering_with_the_fence_is_stopped(code: str, reason: str) -> None:
-    result = run(code)
-    assert_stopped(result, reason)
+def test_tampering_with_the_fence_is_stopped(code: str, reason: str, layer: str) -> None:
+    result = run(code, layer)
+    assert_stopped(result, reason, layer)
     assert result.stdout == ""
 
 
@@ -307,19 +325,22 @@ def test_tampering_with_the_fence_is_stopped(code: str, reason: str) -> None:
         ('open("big", "wb").write(b"x" * 10_000_000)', "output or file size limit (1048576 bytes) exceeded"),
     ],
 )
-def test_resource_exhaustion_is_stopped(code: str, reason: str) -> None:
-    result = run(code)
+def test_resource_exhaustion_is_stopped(code: str, reason: str, layer: str) -> None:
+    result = run(code, layer)
     assert result.stopped == reason and not result.ok
 
 
-def test_a_process_that_never_ends_is_killed_at_the_wall_clock_limit() -> None:
-    result = run("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(600)", SandboxLimits(wall_s=1.0))
-    assert (result.stopped, result.exit_code) == ("wall-clock limit (1 s) exceeded", None)
-    assert survivors(int(result.stdout)) == []
+def test_a_process_that_never_ends_is_killed_at_the_wall_clock_limit(layer: str) -> None:
+    mark = f"sleeper{uuid.uuid4().hex}"
+    result = run("import time\nprint('started', flush=True)\ntime.sleep(600)", layer, SandboxLimits(wall_s=1.0), mark)
+    assert (result.stopped, result.exit_code, result.stdout) == ("wall-clock limit (1 s) exceeded", None, "started\n")
+    assert lingering(mark) == []
 
 
-def test_the_temporary_directory_is_removed() -> None:
+def test_the_temporary_directory_is_removed(layer: str) -> None:
     before = set(Path(tempfile.gettempdir()).glob("probegate-code-*"))
-    result = run("import os\nprint(os.getcwd())\nopen('left', 'w').write('x')\nos.mkdir('d')")
-    assert result.ok and not Path(result.stdout.strip()).exists()
+    result = run("import os\nprint(os.getcwd())\nopen('left', 'w').write('x')\nos.mkdir('d')", layer)
+    assert result.ok
+    if layer == "fence":
+        assert not Path(result.stdout.strip()).exists()
     assert set(Path(tempfile.gettempdir()).glob("probegate-code-*")) <= before

@@ -62,3 +62,58 @@ def survivors(session: int, patience_s: float = 10.0) -> list[int]:
         time.sleep(0.05)
         members = live_members(session)
     return members
+
+
+def processes_with(token: str, name: str = "") -> list[int]:
+    """Pids of live host processes whose command line holds ``token`` (this one excluded),
+    and whose name starts with ``name``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z" and proc_status(int(entry.name), "Name").startswith(name):
+            found.append(int(entry.name))
+    return found
+
+
+def lingering(token: str, patience_s: float = 10.0) -> list[int]:
+    """Processes holding ``token`` still alive after ``patience_s`` for a kill to land (``[]`` expected)."""
+    deadline = time.monotonic() + patience_s
+    alive = processes_with(token)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = processes_with(token)
+    return alive
+
+
+def host_listening_ports() -> set[int]:
+    """TCP ports in LISTEN state in the host's network namespace (IPv4 and IPv6)."""
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A":
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def proc_status(pid: int, field: str) -> str:
+    """One field of ``/proc/PID/status`` (``CapEff``, ``NSpid``, ...), read from the host."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return line.split(":", 1)[1].strip()
+    raise KeyError(field)
+
+
+def nice_of(pid: int) -> int:
+    """The nice value of ``pid`` as the host kernel holds it."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
