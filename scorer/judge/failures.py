@@ -110,7 +110,7 @@ def _params(facts: Facts) -> list[Attribution]:
         if call.status == "blocked":
             detail = f"blocked by the probe (missing: {list(call.missing)}, invalid: {dict(call.invalid)})"
         else:
-            diffs = compare_args(expected[e].args, call.args, expected[e].match, call.tool)
+            diffs = compare_args(expected[e].args, call.args, expected[e].match, call.tool, expected[e].free)
             detail = "; ".join(f"{d.key} {d.reason} (expected {d.expected!r}, got {d.actual!r})" for d in diffs)
         out.append(Attribution("param_error", "param_error.wrong_args", f"{call.tool}: {detail}", facts.step_of(index)))
     trap = _trap_text(facts)

@@ -43,7 +43,7 @@ class ActualCall:
 
 def matches(action: ExpectedAction, call: ActualCall) -> bool:
     """Whether ``call`` satisfies ``action``: same tool, arguments match, not blocked."""
-    return call.tool == action.tool and call.status != "blocked" and not compare_args(action.args, call.args, action.match, action.tool)
+    return call.tool == action.tool and call.status != "blocked" and not compare_args(action.args, call.args, action.match, action.tool, action.free)
 
 
 def fold_retries(calls: Sequence[ActualCall]) -> tuple[list[ActualCall], list[ActualCall]]:
