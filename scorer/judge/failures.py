@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from probegate.scorer.judge.claims import find_claim
 from probegate.scorer.judge.facts import Facts
@@ -144,7 +145,9 @@ def _premature(facts: Facts) -> list[Attribution]:
     return []
 
 
-RULES: tuple[Callable[[Facts], list[Attribution]], ...] = (
+Rule = Callable[[Facts], list[Attribution]]
+
+RULES: tuple[Rule, ...] = (
     wire_failures,
     ignored_tools,
     truncation,
@@ -157,11 +160,58 @@ RULES: tuple[Callable[[Facts], list[Attribution]], ...] = (
 )
 
 
+def _on_exchange(facts: Facts, seq: int) -> Facts:
+    """``facts`` with the trajectory's wire evidence narrowed to one exchange."""
+    exchanges = [ex for ex in facts.trajectory.exchanges if ex.seq == seq]
+    return replace(facts, trajectory=facts.trajectory.model_copy(update={"exchanges": exchanges}))
+
+
+def blocked_attempt(facts: Facts, rule: Rule, found: Attribution) -> bool:
+    """Whether an ``interop`` fault blocked the attempt (docs/metrics.md §7).
+
+    It did when its exchange is the attempt's last model exchange, or when every later
+    exchange shows the same fault (the same rule fires on it alone). A fault the agent
+    got past (a later exchange that went through) never makes an attempt ``interop``.
+    Generic over every ``interop.*`` rule: it only reads ``exchange_seq`` and ``rule``.
+    """
+    if found.exchange_seq is None:
+        return True
+    later = sorted({ex.seq for ex in facts.trajectory.exchanges if ex.seq > found.exchange_seq})
+    return all(any(a.rule == found.rule for a in rule(_on_exchange(facts, seq))) for seq in later)
+
+
+def _interop(facts: Facts, rule: Rule) -> list[Attribution]:
+    """The ``interop`` faults ``rule`` sees that blocked the attempt, first per rule name.
+
+    The rule is run on each exchange alone, so a rule that reports only its first
+    sighting still shows the one that blocked the attempt.
+    """
+    whole = [a for a in rule(facts) if a.label == "interop"]
+    if not whole:
+        return []
+    loose = [a for a in whole if a.exchange_seq is None]
+    seen: set[str] = set()
+    out: list[Attribution] = []
+    for seq in sorted({ex.seq for ex in facts.trajectory.exchanges}):
+        for a in rule(_on_exchange(facts, seq)):
+            if a.label == "interop" and a.exchange_seq == seq and a.rule not in seen and blocked_attempt(facts, rule, a):
+                seen.add(a.rule)
+                out.append(a)
+    return loose + out
+
+
 def attribute(facts: Facts) -> list[Attribution]:
-    """Every attribution for a failed attempt, in label precedence order (``[]`` if it passed)."""
+    """Every attribution for a failed attempt, in label precedence order (``[]`` if it passed).
+
+    An ``interop`` attribution is kept only where the fault blocked the attempt
+    (:func:`blocked_attempt`); every rule that emits ``interop`` falls under this.
+    """
     if facts.passed:
         return []
-    found = [a for rule in RULES for a in rule(facts)]
+    found: list[Attribution] = []
+    for rule in RULES:
+        found += [a for a in rule(facts) if a.label != "interop"]
+        found += _interop(facts, rule)
     return sorted(found, key=lambda a: LABELS.index(a.label))
 
 
@@ -177,4 +227,4 @@ def stage(facts: Facts) -> Stage | None:
     return "final_answer"
 
 
-__all__ = ["LABELS", "RULES", "Attribution", "Label", "Stage", "attribute", "offending_field", "stage"]
+__all__ = ["LABELS", "RULES", "Attribution", "Label", "Rule", "Stage", "attribute", "blocked_attempt", "offending_field", "stage"]
