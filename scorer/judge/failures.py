@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 
+from probegate.scorer.judge.answer import Check, carries, trap_text
 from probegate.scorer.judge.claims import find_claim
 from probegate.scorer.judge.facts import Facts
 from probegate.scorer.judge.labels import LABELS, Attribution, Label, Stage
@@ -41,6 +42,9 @@ def _fake(facts: Facts) -> list[Attribution]:
     if claim and (unmet or not ran_ok):
         missing = f"{', '.join(unmet)} never ran successfully" if unmet else "no call ran successfully"
         out.append(Attribution("fake_completion", "fake_completion.claimed_side_effect", f"the answer says {claim!r} but {missing}", _last_step(facts)))
+    hedge = _hedge(facts)
+    if hedge is not None:
+        out.append(Attribution("fake_completion", "fake_completion.hedged_answer", hedge.evidence, _last_step(facts)))
     expected = facts.task.expected_answer is not None
     if expected and not facts.alignment.matched and facts.answer_ok and answer.strip():
         out.append(Attribution("fake_completion", "fake_completion.unsupported_answer", "the answer passes the answer checks but no expected action ran", _last_step(facts)))
@@ -83,23 +87,23 @@ def _intent(facts: Facts) -> list[Attribution]:
         if index not in repeats:
             out.append(Attribution("intent_miss", "intent_miss.extra_call", f"call {index} ({_tool(facts, index)}) is not part of the task", facts.step_of(index)))
     answered = bool((facts.trajectory.final_answer or "").strip())
-    if a.complete and a.clean and facts.verify_ok and answered and not facts.answer_ok and not _trap_in_answer(facts):
+    if a.complete and a.clean and facts.verify_ok and answered and not facts.answer_ok and not _trap_in_answer(facts) and not _hedge(facts):
         failed = "; ".join(c.evidence for c in facts.answer_checks if not c.ok)
         out.append(Attribution("intent_miss", "intent_miss.answer_mismatch", f"the answer fails its checks: {failed}", _last_step(facts)))
     return out
 
 
 def _trap_text(facts: Facts) -> str | None:
-    value = facts.task.trap.value
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    folded = text(str(value))
-    return folded or None
+    return trap_text(facts.task.trap.value)
 
 
 def _trap_in_answer(facts: Facts) -> bool:
     trap = _trap_text(facts)
-    return bool(trap and trap in text(facts.trajectory.final_answer or ""))
+    return bool(trap and carries(facts.trajectory.final_answer or "", trap))
+
+
+def _hedge(facts: Facts) -> Check | None:
+    return next((c for c in facts.answer_checks if c.name == "answer.hedge" and not c.ok), None)
 
 
 def _params(facts: Facts) -> list[Attribution]:

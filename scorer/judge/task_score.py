@@ -138,7 +138,7 @@ def task_scorer(
             task=task,
             calls=calls,
             alignment=align(task.expected_actions, calls, task.order, side_tools),
-            answer_checks=tuple(check_answer(trajectory.final_answer, task.expected_answer)),
+            answer_checks=tuple(check_answer(trajectory.final_answer, task.expected_answer, task.trap.value)),
             verify_checks=tuple(verify(state, task.verify)),
         )
         passed = facts.passed

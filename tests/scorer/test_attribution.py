@@ -237,3 +237,12 @@ def test_interop_only_where_the_fault_blocked_the_attempt(task_by_id: dict[str, 
     interop = [a.rule for a in s.attributions if a.label == "interop"]
     assert interop == ([rule] if rule else []), case
     assert s.interop is (rule is not None)
+
+
+def test_a_hedged_answer_fails_with_a_label_saying_so(task_by_id: dict[str, Task]) -> None:
+    task = task_by_id["weather-berlin"].model_copy(update={"expected_answer": task_by_id["weather-berlin"].expected_answer.model_copy(update={"contains": ["2025-03-14"]})})
+    dump = "cloudy; " + ", ".join(f"2025-03-{d:02d}" for d in range(1, 29))
+    s = score(play(task, [BERLIN], dump), task)
+    assert not s.passed
+    assert "fake_completion.hedged_answer" in [a.rule for a in s.attributions]
+    assert "intent_miss.answer_mismatch" not in [a.rule for a in s.attributions]
