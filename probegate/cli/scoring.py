@@ -270,14 +270,26 @@ def selftest(
     task_set: str = typer.Option("default", "--task-set", help="Task set name or folder."),
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
+    agents: bool = typer.Option(
+        False, "--agents",
+        help="Instead: run the gaming agents (do-nothing, claim-only, answer-spam, shotgun, wrong-target, poisoner) and an "
+        "honest baseline through `probegate run` against a do-nothing model server, and check their ceilings.",
+    ),
+    max_interop: float = MaxInteropOption,
 ) -> None:
     """Check the grader: references score 1.0, every mutation fails with the right label.
 
     Exits 1 when one does not. Plays into a temporary store, or into --store (run
-    selftest-<id>) so the attempts can be inspected with `probegate trace`.
+    selftest-<id>) so the attempts can be inspected with `probegate trace`. With
+    --agents, audits the task set with gaming agents instead (each must stay at reach 0
+    below the honest baseline's mean score; the poisoner's run must be invalid).
     """
     from probegate.scorer.report.console import selftest_table
     from probegate.scorer.selftest.suite import run_selftest
+
+    if agents:
+        _audit(task_set, store, as_json, max_interop)
+        return
 
     result = run_selftest(task_set, store)
     if as_json:
@@ -290,6 +302,22 @@ def selftest(
         if result.failures():
             console.print(selftest_table(result))
     if not result.ok:
+        raise typer.Exit(1)
+
+
+def _audit(task_set: str, store: str | None, as_json: bool, max_interop: float) -> None:
+    from probegate.runner.audit import audit_agents
+    from probegate.scorer.report.console import audit_table
+
+    report = audit_agents(task_set, store, max_interop=max_interop)
+    if as_json:
+        _echo_json(report.to_json())
+    else:
+        failing = [v for v in report.verdicts if not v.ok]
+        console = _console()
+        console.print(f"agent audit of {report.task_set}: {len(report.verdicts)} agents, {len(failing)} failing")
+        console.print(audit_table(report.to_json()))
+    if not report.ok:
         raise typer.Exit(1)
 
 

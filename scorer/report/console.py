@@ -222,3 +222,16 @@ def selftest_table(report: SelftestReport) -> Table:
     for c in report.failures():
         table.add_row(c.task_id, c.plan, cell(c.value), ", ".join(c.labels), c.problem or "")
     return table
+
+
+def audit_table(data: dict[str, Any]) -> Table:
+    """The agent audit (``selftest --agents``): per agent, its figures and broken ceilings."""
+    table = Table(title=f"agent audit of {data['task_set']}")
+    for col in ("agent", "passed", "reach", "mean score", "valid", "problems"):
+        table.add_column(col, overflow="fold")
+    for row in data["agents"]:
+        valid = "–" if row["valid"] is None else ("yes" if row["valid"] else "INVALID")
+        problems = "; ".join(row["problems"]) or "ok"
+        table.add_row(row["agent"], f"{row['passed']}/{row['attempts']}", pct(row["reach"]), cell(row["score_mean"]) if row["score_mean"] is None else f"{row['score_mean']:.3f}",
+                      valid, escape(problems))
+    return table
