@@ -164,31 +164,43 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def _on_exchange(facts: Facts, seq: int) -> Facts:
-    """``facts`` with the trajectory's wire evidence narrowed to one exchange."""
-    exchanges = [ex for ex in facts.trajectory.exchanges if ex.seq == seq]
+def _narrowed(facts: Facts, keep: Callable[[int], bool]) -> Facts:
+    """``facts`` with the trajectory's wire evidence narrowed to the exchanges ``keep`` selects."""
+    exchanges = [ex for ex in facts.trajectory.exchanges if keep(ex.seq)]
     return replace(facts, trajectory=facts.trajectory.model_copy(update={"exchanges": exchanges}))
+
+
+def sightings(facts: Facts, rule: Rule, seq: int) -> list[Attribution]:
+    """The ``interop`` attributions ``rule`` gives exchange ``seq``, judged on that exchange
+    alone and on the exchanges up to it (for rules that compare with earlier requests)."""
+    views = (_narrowed(facts, lambda s: s == seq), _narrowed(facts, lambda s: s <= seq))
+    first: dict[str, Attribution] = {}
+    for view in views:
+        for a in rule(view):
+            if a.label == "interop" and a.exchange_seq == seq:
+                first.setdefault(a.rule, a)
+    return list(first.values())
 
 
 def blocked_attempt(facts: Facts, rule: Rule, found: Attribution) -> bool:
     """Whether an ``interop`` fault blocked the attempt (docs/metrics.md §7).
 
     It did when its exchange is the attempt's last model exchange, or when every later
-    exchange shows the same fault (the same rule fires on it alone). A fault the agent
-    got past (a later exchange that went through) never makes an attempt ``interop``.
+    exchange shows the same fault (the same rule fires on it). A fault the agent got
+    past (a later exchange that went through) never makes an attempt ``interop``.
     Generic over every ``interop.*`` rule: it only reads ``exchange_seq`` and ``rule``.
     """
     if found.exchange_seq is None:
         return True
     later = sorted({ex.seq for ex in facts.trajectory.exchanges if ex.seq > found.exchange_seq})
-    return all(any(a.rule == found.rule for a in rule(_on_exchange(facts, seq))) for seq in later)
+    return all(any(a.rule == found.rule for a in sightings(facts, rule, seq)) for seq in later)
 
 
 def _interop(facts: Facts, rule: Rule) -> list[Attribution]:
-    """The ``interop`` faults ``rule`` sees that blocked the attempt, first per rule name.
+    """The ``interop`` faults ``rule`` sees that blocked the attempt, the first per rule name.
 
-    The rule is run on each exchange alone, so a rule that reports only its first
-    sighting still shows the one that blocked the attempt.
+    The rule is asked about each exchange (:func:`sightings`), so a rule that reports
+    only its first sighting still shows the one that blocked the attempt.
     """
     whole = [a for a in rule(facts) if a.label == "interop"]
     if not whole:
@@ -197,8 +209,8 @@ def _interop(facts: Facts, rule: Rule) -> list[Attribution]:
     seen: set[str] = set()
     out: list[Attribution] = []
     for seq in sorted({ex.seq for ex in facts.trajectory.exchanges}):
-        for a in rule(_on_exchange(facts, seq)):
-            if a.label == "interop" and a.exchange_seq == seq and a.rule not in seen and blocked_attempt(facts, rule, a):
+        for a in sightings(facts, rule, seq):
+            if a.rule not in seen and blocked_attempt(facts, rule, a):
                 seen.add(a.rule)
                 out.append(a)
     return loose + out
@@ -231,4 +243,4 @@ def stage(facts: Facts) -> Stage | None:
     return "final_answer"
 
 
-__all__ = ["LABELS", "RULES", "Attribution", "Label", "Rule", "Stage", "attribute", "blocked_attempt", "offending_field", "stage"]
+__all__ = ["LABELS", "RULES", "Attribution", "Label", "Rule", "Stage", "attribute", "blocked_attempt", "offending_field", "sightings", "stage"]
