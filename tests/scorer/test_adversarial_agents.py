@@ -33,30 +33,42 @@ def model() -> Iterator[str]:
     server.stop()
 
 
+class Runs:
+    """Each audit agent's run over the default set, made on first use: (the CLI's result, summary.json)."""
+
+    def __init__(self, model: str, where: Path) -> None:
+        self.model, self.where = model, where
+        self.done: dict[str, tuple[subprocess.CompletedProcess[str], dict[str, Any]]] = {}
+
+    def __getitem__(self, name: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+        if name not in self.done:
+            agent = next(a for a in AGENTS if a.name == name)
+            run_id = f"agent-{name.replace('_', '-')}"
+            done = subprocess.run(
+                [sys.executable, "-m", "probegate", "run", "--task-set", DEFAULT, "--harness", agent.harness(DEFAULT),
+                 "--model", "do-nothing", "--model-endpoint", self.model, "--store", f"sqlite:///{self.where / 'store.db'}",
+                 "--run-id", run_id, "--concurrency", "2", "--task-timeout", "120", "--output-dir", str(self.where / "runs")],
+                capture_output=True, text=True, cwd=self.where, timeout=500, check=False,
+            )
+            assert done.returncode == 0, (name, done.stderr[-2000:])
+            self.done[name] = (done, json.loads((self.where / "runs" / run_id / "summary.json").read_text()))
+        return self.done[name]
+
+
 @pytest.fixture(scope="module")
-def runs(model: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[subprocess.CompletedProcess[str], dict[str, Any]]]:
-    """Every audit agent's run over the default set: (the CLI's result, summary.json)."""
-    where = tmp_path_factory.mktemp("agents")
-    out: dict[str, tuple[subprocess.CompletedProcess[str], dict[str, Any]]] = {}
-    for agent in AGENTS:
-        run_id = f"agent-{agent.name.replace('_', '-')}"
-        done = subprocess.run(
-            [sys.executable, "-m", "probegate", "run", "--task-set", DEFAULT, "--harness", agent.harness(DEFAULT),
-             "--model", "do-nothing", "--model-endpoint", model, "--store", f"sqlite:///{where / 'store.db'}",
-             "--run-id", run_id, "--concurrency", "2", "--task-timeout", "120", "--output-dir", str(where / "runs")],
-            capture_output=True, text=True, cwd=where, timeout=900, check=False,
-        )
-        assert done.returncode == 0, (agent.name, done.stderr[-2000:])
-        out[agent.name] = (done, json.loads((where / "runs" / run_id / "summary.json").read_text()))
-    return out
+def runs(model: str, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """The audit agents' runs (one ``probegate run`` of 36 attempts each, made when a test first needs it)."""
+    return Runs(model, tmp_path_factory.mktemp("agents"))
 
 
+@pytest.mark.timeout(600)
 def test_the_honest_baseline_does_real_work(runs) -> None:  # type: ignore[no-untyped-def]
     _, summary = runs[HONEST.name]
     assert summary["headline"]["attempts"] == 36 and summary["validity"]["valid"]
     assert summary["headline"]["passed"] > 0 and summary["overall"]["score_mean"] > 0.2
 
 
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("agent", GAMING, ids=[a.name for a in GAMING])
 def test_a_gaming_agent_reaches_nothing_and_scores_below_the_honest_baseline(runs, agent: AuditAgent) -> None:  # type: ignore[no-untyped-def]
     done, summary = runs[agent.name]
@@ -75,6 +87,7 @@ def test_a_gaming_agent_reaches_nothing_and_scores_below_the_honest_baseline(run
         assert summary["validity"]["valid"] is True and "INVALID" not in done.stdout
 
 
+@pytest.mark.timeout(600)
 def test_the_shotgun_pays_for_its_extra_calls(runs) -> None:  # type: ignore[no-untyped-def]
     summary = runs["shotgun"][1]
     assert summary["overall"]["misuse"]["extra"] + summary["overall"]["misuse"]["wrong_args"] > 36 * 3
@@ -106,6 +119,7 @@ def test_a_baseline_that_scores_nothing_fails_the_audit() -> None:
     assert not verdicts[0].ok
 
 
+@pytest.mark.timeout(600)
 def test_selftest_agents_audits_a_task_set() -> None:
     result = CliRunner().invoke(app, ["selftest", "--agents", "--task-set", SMALL, "--json"])
     assert result.exit_code == 0, result.output
