@@ -78,6 +78,10 @@ def test_a_gaming_agent_reaches_nothing_and_scores_below_the_honest_baseline(run
     assert head["passed"] == 0 and head["reach"] == 0.0
     assert all(tier["reach"] == 0.0 for tier in summary["tiers"].values())
     assert summary["overall"]["score_mean"] < honest
+    if agent.name in ("do_nothing", "claim_only", "answer_spam", "wrong_target"):
+        assert summary["overall"]["score_mean"] == 0.0  # no call matched: a wrong target is a wrong call (match: any was not)
+    if agent.name == "shotgun":
+        assert summary["overall"]["score_mean"] < honest / 2  # matched / (n + 1) paid it as much as honest work
     assert summary["overall"]["by_dimension"]["info"] == 0.0 or agent.name in ("shotgun",), "info needs observed values"
     if agent.poisons:
         assert summary["validity"]["valid"] is False and head["interop_attempts"] == 36
