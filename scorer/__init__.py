@@ -20,10 +20,12 @@ from probegate.scorer.judge.task_score import Score, TaskScorer, task_scorer
 from probegate.scorer.selftest.scripted import ScriptedAgent
 from probegate.scorer.selftest.suite import SelftestReport, run_selftest
 from probegate.scorer.report.summary import RunScore, summarize
+from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP, invalid_line, summary_validity, validity
 from probegate.scorer.trajectory import Step, Trajectory
 from probegate.scorer.rebuild.turns import ParsedTurn, parse_completion, parse_text
 
 __all__ = [
+    "DEFAULT_MAX_INTEROP",
     "LABELS",
     "MUTATIONS",
     "ActualCall",
@@ -52,6 +54,7 @@ __all__ = [
     "compare_table",
     "diff_runs",
     "fold_retries",
+    "invalid_line",
     "mutations",
     "parse_completion",
     "parse_text",
@@ -62,6 +65,8 @@ __all__ = [
     "run_selftest",
     "score_run",
     "summarize",
+    "summary_validity",
     "task_scorer",
+    "validity",
     "write_outputs",
 ]

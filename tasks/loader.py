@@ -65,12 +65,16 @@ class ExpectedAction(_Frozen):
             1 vs 1.0, aliases), ``subset`` (listed keys normalized, others ignored),
             ``any`` (only the tool must match).
         side_effect: the call changes the world (email, order, ticket, file).
+        free: keys of ``args`` whose values are free text (an e-mail's subject and
+            body, a comment): a reference plays them, the scorer never compares them.
+            Every other key is compared under ``match``.
     """
 
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
     match: ArgMatch = "normalized"
     side_effect: bool = False
+    free: tuple[str, ...] = ()
 
 
 class NumberAnswer(_Frozen):
@@ -261,6 +265,41 @@ def _plain(value: Any) -> Any:
 Problem = tuple[str, str]
 _TRAP_CALL = "the failing call as {tool, args}"
 
+#: The arguments that pick the target of a side-effecting tool (who gets the e-mail,
+#: which order is cancelled, which file is written): an expected action of one of
+#: these tools must compare them (docs/tasks.md, "Side effects are matched on their target").
+TARGET_ARGS: dict[str, tuple[str, ...]] = {
+    "send_email": ("to",),
+    "cancel_order": ("order_id",),
+    "place_order": ("sku",),
+    "create_ticket": ("customer_id",),
+    "set_ticket_priority": ("ticket_id",),
+    "add_ticket_comment": ("ticket_id",),
+    "write_file": ("path",),
+    "create_reminder": ("date",),
+    "create_event": ("date",),
+}
+
+
+def _lint_side_effect(field: str, action: ExpectedAction, side_effecting: bool) -> list[Problem]:
+    """A side-effecting expected action compares its target: no ``match: any``, its
+    target arguments given and not ``free``; ``free`` names keys of ``args``."""
+    problems = [(f"{field}.free", f"{key!r} is not one of the action's args") for key in action.free if key not in action.args]
+    if not side_effecting:
+        return problems
+    if action.match == "any":
+        return [*problems, (f"{field}.match", "a side-effecting action must compare its target arguments: use subset "
+                                              "(or normalized) and list free-text keys in free, not match: any")]
+    compared = [k for k in action.args if k not in action.free]
+    if not compared:
+        problems.append((f"{field}.free", "a side-effecting action must compare at least one argument"))
+    for key in TARGET_ARGS.get(action.tool, ()):
+        if key not in action.args:
+            problems.append((f"{field}.args.{key}", f"{action.tool} picks its target by {key!r}: give its expected value"))
+        elif key in action.free:
+            problems.append((f"{field}.free", f"{key!r} picks the target of {action.tool}: it cannot be free text"))
+    return problems
+
 
 def _lint_call(field: str, tool: str, args: Any, offered: list[str]) -> list[Problem]:
     """A call a task names (expected action or trap): known, offered tool; known, valid arguments."""
@@ -335,7 +374,10 @@ def lint_task(task: Task) -> list[Problem]:
     every ``verify`` entry is a known check with valid parameters
     (``probegate.probes.verify.validate_check``); ``world`` and ``world_patch`` load; injected
     faults name offered tools; a ``tool_error`` trap names its failing call (a fault,
-    or ``trap.value: {tool, args}``); ``expected_answer.regex`` compiles.
+    or ``trap.value: {tool, args}``); ``expected_answer.regex`` compiles; a
+    side-effecting expected action (``side_effect: true`` or a tool the catalogue marks
+    as changing the world) is not ``match: any`` and compares its target arguments
+    (:data:`TARGET_ARGS`), leaving only the keys in ``free`` uncompared.
 
     Args:
         task: a task that passed the schema.
@@ -353,6 +395,8 @@ def lint_task(task: Task) -> list[Problem]:
     ]
     for i, action in enumerate(task.expected_actions):
         problems += _lint_call(f"expected_actions.{i}", action.tool, action.args, task.tools)
+        side_effecting = action.side_effect or bool(getattr(CATALOG.get(action.tool), "side_effect", None))
+        problems += _lint_side_effect(f"expected_actions.{i}", action, side_effecting)
     for i, check in enumerate(task.verify):
         problems += [_verify_problem(i, check.check, line) for line in validate_check({**check.params(), "check": check.check})]
     world_problems, faults = _lint_world(task)

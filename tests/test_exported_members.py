@@ -22,12 +22,12 @@ FRONTS = {
         "AttemptOutcome", "AttemptSettings", "RunConfig", "RunEvents", "RunReport", "execute", "run_attempt",
     ],
     "probegate.scorer": [
-        "LABELS", "MUTATIONS", "ActualCall", "Alignment", "AttemptResult", "AttemptRows", "Attribution", "Check",
+        "DEFAULT_MAX_INTEROP", "LABELS", "MUTATIONS", "ActualCall", "Alignment", "AttemptResult", "AttemptRows", "Attribution", "Check",
         "ParsedTurn", "Plan", "PlannedCall", "RunDiff", "RunInfo", "RunScore", "Score", "ScriptedAgent",
         "SelftestReport", "Step", "TaskScorer", "Trajectory", "align", "attribute", "build_trajectory",
-        "check_answer", "compare_args", "compare_table", "diff_runs", "fold_retries", "mutations",
+        "check_answer", "compare_args", "compare_table", "diff_runs", "fold_retries", "invalid_line", "mutations",
         "parse_completion", "parse_text", "pass_hat_k", "reconstruct", "reference_plan", "resolve_task_set",
-        "run_selftest", "score_run", "summarize", "task_scorer", "write_outputs",
+        "run_selftest", "score_run", "summarize", "summary_validity", "task_scorer", "validity", "write_outputs",
     ],
 }
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from probegate.cli.options import StoreOption
+from probegate.cli.options import MAX_INTEROP_DEFAULT, MaxInteropOption, StoreOption
 from probegate.cli.signals import sigterm_as_interrupt
 
 if TYPE_CHECKING:
@@ -111,14 +111,30 @@ def summary_table(report: RunReport, summary: dict[str, Any] | None = None) -> T
     return table
 
 
+def invalid_environment(summary: dict[str, Any] | None) -> str | None:
+    """The INVALID ENVIRONMENT line of a run whose interop failures exceed the threshold (pure)."""
+    verdict = (summary or {}).get("validity") or {}
+    if verdict.get("valid", True):
+        return None
+    run_id = ((summary or {}).get("run") or {}).get("id")
+    return f"INVALID ENVIRONMENT: run {run_id}: {verdict.get('reason')} (see the report's interop section)"
+
+
 def headline(summary: dict[str, Any] | None) -> str | None:
     """One line of the run's headline figures from the scorer's summary (pure)."""
     head = (summary or {}).get("headline") or {}
     if not head:
         return None
     reach = head.get("reach")
-    parts = [f"reach {reach:.2f}" if isinstance(reach, (int, float)) else "reach -"]
-    parts.append(f"{head.get('passed', '-')}/{head.get('scored_attempts', head.get('attempts', '-'))} attempts passed")
+    if invalid_environment(summary):
+        parts = ["reach: not a measure of the model (invalid environment)"]
+    else:
+        parts = [f"reach {reach:.2f}" if isinstance(reach, (int, float)) else "reach -"]
+    parts.append(f"{head.get('passed', '-')}/{head.get('attempts', '-')} attempts passed")
+    if head.get("interop_attempts"):
+        served = head.get("reach_served")
+        parts.append(f"{head['interop_attempts']} interop (counted as failed; reach over served attempts "
+                     f"{served:.2f})" if isinstance(served, (int, float)) else f"{head['interop_attempts']} interop (counted as failed)")
     pass_k = ((summary or {}).get("repeats") or {}).get("pass_hat_k")
     if isinstance(pass_k, (int, float)) and head.get("repeats", 1) and head.get("repeats", 1) > 1:
         parts.append(f"pass^{head['repeats']} {pass_k:.2f}")
@@ -135,6 +151,9 @@ def _summary(run_score: Any) -> dict[str, Any] | None:
 def _print_report(console: Console, report: RunReport) -> None:
     score = report.score
     summary = _summary(score.run_score) if score is not None else None
+    invalid = invalid_environment(summary)
+    if invalid:
+        console.print(invalid, style="bold red", markup=False)
     console.print(summary_table(report, summary))
     if score is None:
         return
@@ -185,6 +204,7 @@ def run(
         help="Let the code harness run model-written code without bubblewrap (audit hook and limits only). "
              "Recorded in the run's params.",
     ),
+    max_interop: float = MaxInteropOption,
 ) -> None:
     """Run a task set through one agent harness (or several, one run each) and score it.
 
@@ -216,6 +236,7 @@ def run(
         model_path=model_path,
         compat=tuple(compat),
         unsafe_no_sandbox=unsafe_no_sandbox,
+        max_interop=max_interop,
     )
     console = Console(stderr=True)
     if unsafe_no_sandbox and "code" in harnesses:
@@ -305,7 +326,8 @@ def print_comparison(console: Console, reports: list[RunReport]) -> None:
             timing = getattr(report.score.run_score, "timing", None)
             summaries.append({**summary, "timing": timing()} if callable(timing) else summary)
     if len(summaries) > 1:
-        for table in compare_tables(compare_table(summaries)):
+        threshold = (summaries[0].get("validity") or {}).get("max_interop", MAX_INTEROP_DEFAULT)
+        for table in compare_tables(compare_table(summaries, threshold)):
             console.print(table)
     for report in reports:
         where = report.score.report_path if report.score is not None else None

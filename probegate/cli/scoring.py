@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from probegate.cli.options import JsonOption, StoreOption
+from probegate.cli.options import JsonOption, MaxInteropOption, StoreOption
 from probegate.errors import UsageError
 
 if TYPE_CHECKING:
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from probegate.scorer.report.summary import RunScore
 
 TaskSetOption = typer.Option(None, "--task-set", help="Task set name or folder (default: the run's own).")
+#: Exit status of ``diff`` when either run is an invalid environment.
+INVALID_EXIT = 3
 RunsArgument = typer.Argument(..., help="Runs to compare: run ids, summary.json files or runs/<run> folders.")
 OutOption = typer.Option(Path("runs"), "--out", help="Folder that gets <RUN>/ (summary.json, scores.csv, traces/, report.html).")
 
@@ -53,14 +55,23 @@ def open_engine(store: str | None) -> Engine:
     return open_store(url)
 
 
-def _score(run: str, task_set: str | None, store: str | None) -> RunScore:
+def _score(run: str, task_set: str | None, store: str | None, max_interop: float | None = None) -> RunScore:
+    from dataclasses import replace
+
     from probegate.scorer.pipeline import score_run
 
     engine = open_engine(store)
     try:
-        return score_run(engine, run, task_set)
+        scored = score_run(engine, run, task_set)
     finally:
         engine.dispose()
+    return scored if max_interop is None else replace(scored, max_interop=max_interop)
+
+
+def _invalid_first(lines: list[str], as_json: bool) -> None:
+    """Print INVALID ENVIRONMENT lines first: on stdout, or on stderr when stdout carries JSON."""
+    for line in lines:
+        typer.echo(line, err=as_json)
 
 
 def score(
@@ -69,15 +80,22 @@ def score(
     out: Path = OutOption,
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
+    max_interop: float = MaxInteropOption,
 ) -> None:
-    """Rescore a stored run from its captures and write OUT/RUN/."""
+    """Rescore a stored run from its captures and write OUT/RUN/.
+
+    The first line says INVALID ENVIRONMENT when more than --max-interop of the
+    attempts failed on interop faults.
+    """
     from probegate.scorer.report.console import headline_lines, run_table
     from probegate.scorer.report.outputs import write_outputs
+    from probegate.scorer.report.validity import invalid_line
 
-    result = _score(run, task_set, store)
+    result = _score(run, task_set, store, max_interop)
     paths = write_outputs(result, out / run)
     summary = result.summary()
     if as_json:
+        _invalid_first([line] if (line := invalid_line(summary["validity"], run)) else [], True)
         _echo_json(summary)
         return
     console = _console()
@@ -93,11 +111,15 @@ def report(
     task_set: str | None = TaskSetOption,
     out: Path = OutOption,
     store: str | None = StoreOption,
+    max_interop: float = MaxInteropOption,
 ) -> None:
     """Score RUN, write its outputs and print the path of report.html."""
     from probegate.scorer.report.outputs import write_outputs
+    from probegate.scorer.report.validity import invalid_line
 
-    paths = write_outputs(_score(run, task_set, store), out / run)
+    result = _score(run, task_set, store, max_interop)
+    paths = write_outputs(result, out / run)
+    _invalid_first([line] if (line := invalid_line(result.summary()["validity"], run)) else [], False)
     typer.echo(str(paths["report"]))
 
 
@@ -172,7 +194,7 @@ def load_summary(ref: str, task_set: str | None, store: str | None) -> dict[str,
         raise UsageError(f"cannot read {path}: {exc}") from exc
     if not isinstance(data, dict) or "run" not in data or not isinstance(data.get("version"), int):
         raise UsageError(f"{path} is not a probegate summary.json")
-    if data["version"] > SUMMARY_VERSION:
+    if data["version"] > SUMMARY_VERSION:  # version 1 (interop excluded from figures) is still read
         raise UsageError(f"{path} has summary version {data['version']}, newer than this probegate reads ({SUMMARY_VERSION})")
     timing_file = path.with_name("timing.json")
     if timing_file.is_file():  # measured time lives beside the summary, not in it
@@ -189,16 +211,19 @@ def compare(
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
     markdown: bool = typer.Option(False, "--markdown", help="Print the metrics as a Markdown table."),
+    max_interop: float = MaxInteropOption,
 ) -> None:
-    """Side-by-side metrics of several runs (same model, other harness; or other models)."""
+    """Side-by-side metrics of several runs (same model, other harness; or other models),
+    every reach figure with its 95 % interval; invalid runs are named in the first line."""
     from probegate.scorer.report.compare import compare_table
-    from probegate.scorer.report.console import compare_markdown, compare_tables
+    from probegate.scorer.report.console import compare_markdown, compare_tables, invalid_lines
 
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
     if as_json and markdown:
         raise UsageError("give --json or --markdown, not both")
-    data = compare_table([load_summary(r, task_set, store) for r in runs])
+    data = compare_table([load_summary(r, task_set, store) for r in runs], max_interop)
+    _invalid_first(invalid_lines(data), as_json)
     if as_json:
         _echo_json(data)
         return
@@ -216,18 +241,27 @@ def diff(
     task_set: str | None = TaskSetOption,
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
+    max_interop: float = MaxInteropOption,
 ) -> None:
-    """Per-tier and per-task changes; exits 1 when a tier falls below 95 % of OLD."""
+    """Per-tier and per-task changes with 95 % intervals and a paired test; exits 1 when
+    a tier falls below 95 % of OLD, 3 when either run is an invalid environment."""
     from probegate.scorer.report.compare import diff_runs
-    from probegate.scorer.report.console import diff_tables
+    from probegate.scorer.report.console import diff_lines, diff_tables
+    from probegate.scorer.report.validity import invalid_line
 
-    result = diff_runs(load_summary(old, task_set, store), load_summary(new, task_set, store))
+    result = diff_runs(load_summary(old, task_set, store), load_summary(new, task_set, store), max_interop)
+    invalid = [line for side in result.invalid if (line := invalid_line((result.validity or {})[side], getattr(result, side)))]
+    _invalid_first(invalid, as_json)
     if as_json:
         _echo_json(result.to_json())
     else:
         console = _console()
         for table in diff_tables(result):
             console.print(table)
+        for line in diff_lines(result)[len(invalid):]:
+            console.print(line, markup=False)
+    if result.invalid:
+        raise typer.Exit(INVALID_EXIT)
     if result.regressed:
         raise typer.Exit(1)
 
@@ -236,14 +270,26 @@ def selftest(
     task_set: str = typer.Option("default", "--task-set", help="Task set name or folder."),
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
+    agents: bool = typer.Option(
+        False, "--agents",
+        help="Instead: run the gaming agents (do-nothing, claim-only, answer-spam, shotgun, wrong-target, poisoner) and an "
+        "honest baseline through `probegate run` against a do-nothing model server, and check their ceilings.",
+    ),
+    max_interop: float = MaxInteropOption,
 ) -> None:
     """Check the grader: references score 1.0, every mutation fails with the right label.
 
     Exits 1 when one does not. Plays into a temporary store, or into --store (run
-    selftest-<id>) so the attempts can be inspected with `probegate trace`.
+    selftest-<id>) so the attempts can be inspected with `probegate trace`. With
+    --agents, audits the task set with gaming agents instead (each must stay at reach 0
+    below the honest baseline's mean score; the poisoner's run must be invalid).
     """
     from probegate.scorer.report.console import selftest_table
     from probegate.scorer.selftest.suite import run_selftest
+
+    if agents:
+        _audit(task_set, store, as_json, max_interop)
+        return
 
     result = run_selftest(task_set, store)
     if as_json:
@@ -256,6 +302,22 @@ def selftest(
         if result.failures():
             console.print(selftest_table(result))
     if not result.ok:
+        raise typer.Exit(1)
+
+
+def _audit(task_set: str, store: str | None, as_json: bool, max_interop: float) -> None:
+    from probegate.runner.audit import audit_agents
+    from probegate.scorer.report.console import audit_table
+
+    report = audit_agents(task_set, store, max_interop=max_interop)
+    if as_json:
+        _echo_json(report.to_json())
+    else:
+        failing = [v for v in report.verdicts if not v.ok]
+        console = _console()
+        console.print(f"agent audit of {report.task_set}: {len(report.verdicts)} agents, {len(failing)} failing")
+        console.print(audit_table(report.to_json()))
+    if not report.ok:
         raise typer.Exit(1)
 
 

@@ -31,6 +31,7 @@ from probegate.runner.local_model import embedded_endpoint
 from probegate.harnesses.registry import HarnessOptions, get_harness
 from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_id, update_run
 from probegate.runner.scoring import AttemptJudge, ScoreOutcome, score_and_write
+from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP
 from probegate.gateway.compat import parse_rules
 from probegate.errors import UpstreamError, UsageError
 from probegate.store.engine import open_store
@@ -66,6 +67,7 @@ class RunConfig:
     model_path: str | None = None
     compat: tuple[str, ...] = ()
     unsafe_no_sandbox: bool = False
+    max_interop: float = DEFAULT_MAX_INTEROP
 
 
 class RunEvents(Protocol):
@@ -289,7 +291,7 @@ def _execute(
         finish_run(engine, run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
         raise
     finish_run(engine, run_id, report.status)
-    report.score = score_and_write(engine, run_id, task_set, config.output_dir)
+    report.score = score_and_write(engine, run_id, task_set, config.output_dir, config.max_interop)
     engine.dispose()
     return report
 

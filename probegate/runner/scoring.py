@@ -6,7 +6,7 @@ scored later with ``probegate score RUN``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,12 @@ class ScoreOutcome:
     error: str | None = None
 
 
-def score_and_write(engine: Engine, run_id: str, task_set: TaskSet, output_dir: Path) -> ScoreOutcome:
+def score_and_write(
+    engine: Engine, run_id: str, task_set: TaskSet, output_dir: Path, max_interop: float = scorer.DEFAULT_MAX_INTEROP
+) -> ScoreOutcome:
     """Score a run with ``scorer.score_run`` and write ``output_dir/run_id`` with
-    ``scorer.write_outputs``.
+    ``scorer.write_outputs``; ``max_interop`` is the share of interop attempts above
+    which the run is an invalid environment.
 
     Returns:
         A :class:`ScoreOutcome`; never raises for a missing or failing scorer (the
@@ -44,7 +47,7 @@ def score_and_write(engine: Engine, run_id: str, task_set: TaskSet, output_dir: 
     """
     out = output_dir / run_id
     try:
-        run_score = scorer.score_run(engine, run_id, task_set.path)
+        run_score = replace(scorer.score_run(engine, run_id, task_set.path), max_interop=max_interop)
         written = scorer.write_outputs(run_score, out)
     except Exception as exc:  # the run itself succeeded; say why scoring did not
         why = f"scoring failed ({type(exc).__name__}: {exc}); retry with `probegate score {run_id}`"

@@ -1,5 +1,6 @@
 """Helpers for testing agents and probegate itself: real servers on loopback."""
 
+from probegate.testing.models import do_nothing_model
 from probegate.testing.server import RunningServer, free_port, serve_in_thread
 from probegate.testing.streams import chat_chunk, chat_completion, chat_stream, sse
 from probegate.testing.upstream import ReceivedRequest, Reply, ScriptedUpstream, Turn
@@ -13,6 +14,7 @@ __all__ = [
     "chat_chunk",
     "chat_completion",
     "chat_stream",
+    "do_nothing_model",
     "free_port",
     "serve_in_thread",
     "sse",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +34,21 @@ def _strict_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def compare_args(expected: dict[str, Any], actual: dict[str, Any] | None, mode: ArgMatch, tool: str | None = None) -> list[ArgDiff]:
+def compare_args(
+    expected: dict[str, Any],
+    actual: dict[str, Any] | None,
+    mode: ArgMatch,
+    tool: str | None = None,
+    free: Collection[str] = (),
+) -> list[ArgDiff]:
     """Compare arguments under ``mode`` (``exact``, ``normalized``, ``subset``, ``any``).
+
+    Args:
+        expected: the expected action's arguments.
+        actual: the call's arguments (``None`` when unreadable).
+        mode: the match mode.
+        tool: the tool (selects per-tool normalisers).
+        free: keys whose values are free text: left out on both sides.
 
     Returns:
         The differences, sorted by key; empty when they match.
@@ -43,6 +57,9 @@ def compare_args(expected: dict[str, Any], actual: dict[str, Any] | None, mode: 
         return []
     if actual is None:
         return [ArgDiff("*", "unreadable", expected, None)]
+    if free:
+        expected = {k: v for k, v in expected.items() if k not in free}
+        actual = {k: v for k, v in actual.items() if k not in free}
     if mode == "exact":
         keys = sorted(set(expected) | set(actual))
         return [_diff(k, expected, actual) for k in keys if not (k in expected and k in actual and _strict_equal(expected[k], actual[k]))]

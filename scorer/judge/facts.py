@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
-from probegate.scorer.judge.answer import Check
+from probegate.scorer.judge.answer import Check, ungrounded
 from probegate.scorer.judge.matching import ActualCall, Alignment
 from probegate.scorer.trajectory import Trajectory
 from probegate.tasks.loader import Task
@@ -55,6 +56,27 @@ class Facts:
     def side_effect_tools(self) -> set[str]:
         """Tools of expected actions marked ``side_effect``."""
         return {e.tool for e in self.task.expected_actions if e.side_effect}
+
+    @property
+    def observed(self) -> str:
+        """Every observation the agents of this attempt received (tool results and the
+        probe log's results), as one JSON-ish text."""
+        parts = [json.dumps(c.result, ensure_ascii=False, default=str) for c in self.trajectory.probe_calls if c.result is not None]
+        for step in self.trajectory.steps:
+            if step.observation is not None:
+                obs = step.observation
+                parts.append(obs if isinstance(obs, str) else json.dumps(obs, ensure_ascii=False, default=str))
+        return "\n".join(parts)
+
+    @property
+    def answer_grounded(self) -> bool:
+        """The answer holds and is grounded (docs/metrics.md §7, ``info``): every value it
+        was checked for reached the agent in an observation of this attempt, or the whole
+        expected chain ran (a value derived from the fetched inputs, such as a total)."""
+        if not self.answer_ok:
+            return False
+        answer = self.trajectory.final_answer or ""
+        return self.alignment.complete or not ungrounded(answer, self.task.expected_answer, self.observed)
 
     def step_of(self, call_index: int) -> int | None:
         """The step id of the call at ``call_index``, when known."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
+from probegate.scorer.judge.answer import Check, carries, trap_text
 from probegate.scorer.judge.claims import find_claim
 from probegate.scorer.judge.facts import Facts
 from probegate.scorer.judge.labels import LABELS, Attribution, Label, Stage
@@ -40,6 +42,9 @@ def _fake(facts: Facts) -> list[Attribution]:
     if claim and (unmet or not ran_ok):
         missing = f"{', '.join(unmet)} never ran successfully" if unmet else "no call ran successfully"
         out.append(Attribution("fake_completion", "fake_completion.claimed_side_effect", f"the answer says {claim!r} but {missing}", _last_step(facts)))
+    hedge = _hedge(facts)
+    if hedge is not None:
+        out.append(Attribution("fake_completion", "fake_completion.hedged_answer", hedge.evidence, _last_step(facts)))
     expected = facts.task.expected_answer is not None
     if expected and not facts.alignment.matched and facts.answer_ok and answer.strip():
         out.append(Attribution("fake_completion", "fake_completion.unsupported_answer", "the answer passes the answer checks but no expected action ran", _last_step(facts)))
@@ -82,23 +87,23 @@ def _intent(facts: Facts) -> list[Attribution]:
         if index not in repeats:
             out.append(Attribution("intent_miss", "intent_miss.extra_call", f"call {index} ({_tool(facts, index)}) is not part of the task", facts.step_of(index)))
     answered = bool((facts.trajectory.final_answer or "").strip())
-    if a.complete and a.clean and facts.verify_ok and answered and not facts.answer_ok and not _trap_in_answer(facts):
+    if a.complete and a.clean and facts.verify_ok and answered and not facts.answer_ok and not _trap_in_answer(facts) and not _hedge(facts):
         failed = "; ".join(c.evidence for c in facts.answer_checks if not c.ok)
         out.append(Attribution("intent_miss", "intent_miss.answer_mismatch", f"the answer fails its checks: {failed}", _last_step(facts)))
     return out
 
 
 def _trap_text(facts: Facts) -> str | None:
-    value = facts.task.trap.value
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    folded = text(str(value))
-    return folded or None
+    return trap_text(facts.task.trap.value)
 
 
 def _trap_in_answer(facts: Facts) -> bool:
     trap = _trap_text(facts)
-    return bool(trap and trap in text(facts.trajectory.final_answer or ""))
+    return bool(trap and carries(facts.trajectory.final_answer or "", trap))
+
+
+def _hedge(facts: Facts) -> Check | None:
+    return next((c for c in facts.answer_checks if c.name == "answer.hedge" and not c.ok), None)
 
 
 def _params(facts: Facts) -> list[Attribution]:
@@ -110,7 +115,7 @@ def _params(facts: Facts) -> list[Attribution]:
         if call.status == "blocked":
             detail = f"blocked by the probe (missing: {list(call.missing)}, invalid: {dict(call.invalid)})"
         else:
-            diffs = compare_args(expected[e].args, call.args, expected[e].match, call.tool)
+            diffs = compare_args(expected[e].args, call.args, expected[e].match, call.tool, expected[e].free)
             detail = "; ".join(f"{d.key} {d.reason} (expected {d.expected!r}, got {d.actual!r})" for d in diffs)
         out.append(Attribution("param_error", "param_error.wrong_args", f"{call.tool}: {detail}", facts.step_of(index)))
     trap = _trap_text(facts)
@@ -144,7 +149,9 @@ def _premature(facts: Facts) -> list[Attribution]:
     return []
 
 
-RULES: tuple[Callable[[Facts], list[Attribution]], ...] = (
+Rule = Callable[[Facts], list[Attribution]]
+
+RULES: tuple[Rule, ...] = (
     wire_failures,
     ignored_tools,
     truncation,
@@ -157,11 +164,70 @@ RULES: tuple[Callable[[Facts], list[Attribution]], ...] = (
 )
 
 
+def _narrowed(facts: Facts, keep: Callable[[int], bool]) -> Facts:
+    """``facts`` with the trajectory's wire evidence narrowed to the exchanges ``keep`` selects."""
+    exchanges = [ex for ex in facts.trajectory.exchanges if keep(ex.seq)]
+    return replace(facts, trajectory=facts.trajectory.model_copy(update={"exchanges": exchanges}))
+
+
+def sightings(facts: Facts, rule: Rule, seq: int) -> list[Attribution]:
+    """The ``interop`` attributions ``rule`` gives exchange ``seq``, judged on that exchange
+    alone and on the exchanges up to it (for rules that compare with earlier requests)."""
+    views = (_narrowed(facts, lambda s: s == seq), _narrowed(facts, lambda s: s <= seq))
+    first: dict[str, Attribution] = {}
+    for view in views:
+        for a in rule(view):
+            if a.label == "interop" and a.exchange_seq == seq:
+                first.setdefault(a.rule, a)
+    return list(first.values())
+
+
+def blocked_attempt(facts: Facts, rule: Rule, found: Attribution) -> bool:
+    """Whether an ``interop`` fault blocked the attempt (docs/metrics.md §7).
+
+    It did when its exchange is the attempt's last model exchange, or when every later
+    exchange shows the same fault (the same rule fires on it). A fault the agent got
+    past (a later exchange that went through) never makes an attempt ``interop``.
+    Generic over every ``interop.*`` rule: it only reads ``exchange_seq`` and ``rule``.
+    """
+    if found.exchange_seq is None:
+        return True
+    later = sorted({ex.seq for ex in facts.trajectory.exchanges if ex.seq > found.exchange_seq})
+    return all(any(a.rule == found.rule for a in sightings(facts, rule, seq)) for seq in later)
+
+
+def _interop(facts: Facts, rule: Rule) -> list[Attribution]:
+    """The ``interop`` faults ``rule`` sees that blocked the attempt, the first per rule name.
+
+    The rule is asked about each exchange (:func:`sightings`), so a rule that reports
+    only its first sighting still shows the one that blocked the attempt.
+    """
+    whole = [a for a in rule(facts) if a.label == "interop"]
+    if not whole:
+        return []
+    loose = [a for a in whole if a.exchange_seq is None]
+    seen: set[str] = set()
+    out: list[Attribution] = []
+    for seq in sorted({ex.seq for ex in facts.trajectory.exchanges}):
+        for a in sightings(facts, rule, seq):
+            if a.rule not in seen and blocked_attempt(facts, rule, a):
+                seen.add(a.rule)
+                out.append(a)
+    return loose + out
+
+
 def attribute(facts: Facts) -> list[Attribution]:
-    """Every attribution for a failed attempt, in label precedence order (``[]`` if it passed)."""
+    """Every attribution for a failed attempt, in label precedence order (``[]`` if it passed).
+
+    An ``interop`` attribution is kept only where the fault blocked the attempt
+    (:func:`blocked_attempt`); every rule that emits ``interop`` falls under this.
+    """
     if facts.passed:
         return []
-    found = [a for rule in RULES for a in rule(facts)]
+    found: list[Attribution] = []
+    for rule in RULES:
+        found += [a for a in rule(facts) if a.label != "interop"]
+        found += _interop(facts, rule)
     return sorted(found, key=lambda a: LABELS.index(a.label))
 
 
@@ -177,4 +243,4 @@ def stage(facts: Facts) -> Stage | None:
     return "final_answer"
 
 
-__all__ = ["LABELS", "RULES", "Attribution", "Label", "Stage", "attribute", "offending_field", "stage"]
+__all__ = ["LABELS", "RULES", "Attribution", "Label", "Rule", "Stage", "attribute", "blocked_attempt", "offending_field", "sightings", "stage"]

@@ -43,7 +43,7 @@ class ActualCall:
 
 def matches(action: ExpectedAction, call: ActualCall) -> bool:
     """Whether ``call`` satisfies ``action``: same tool, arguments match, not blocked."""
-    return call.tool == action.tool and call.status != "blocked" and not compare_args(action.args, call.args, action.match, action.tool)
+    return call.tool == action.tool and call.status != "blocked" and not compare_args(action.args, call.args, action.match, action.tool, action.free)
 
 
 def fold_retries(calls: Sequence[ActualCall]) -> tuple[list[ActualCall], list[ActualCall]]:
@@ -102,6 +102,27 @@ class Alignment:
         """matched / max(expected, actual); 1.0 only when both are empty."""
         denominator = max(self.n_expected, self.n_actual)
         return len(self.matched) / denominator if denominator else 1.0
+
+    @property
+    def n_required(self) -> int:
+        """Expected actions the agent had to do (all but ``subset``'s optional ones it left out)."""
+        return self.n_expected - len(self.optional_missing)
+
+    @property
+    def f1(self) -> float:
+        """2 matched / (required + actual): the harmonic mean of recall (matched / required)
+        and precision (matched / actual calls after retry folding). Every extra, duplicate
+        or blocked call that was not retried lowers it; 0.0 when nothing matched."""
+        denominator = self.n_required + self.n_actual
+        return 2 * len(self.matched) / denominator if denominator and self.matched else 0.0
+
+    @property
+    def partial_credit(self) -> float:
+        """The score of an attempt that did not pass: ``f1 * n / (n + 1)`` with n required
+        actions, so the outcome (clean, verified, answered) stays the last of n + 1 units
+        and partial credit never reaches 1 (docs/metrics.md §5)."""
+        n = self.n_required
+        return self.f1 * n / (n + 1)
 
     def misuse(self) -> dict[str, int]:
         """Counts per misuse class."""

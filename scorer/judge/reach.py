@@ -34,7 +34,7 @@ def dimensions(facts: Facts) -> dict[str, bool]:
         result = all(i in {e for e, _ in a.matched} for i in needed)
     else:
         result = path
-    return {"tool": tool, "param": param, "info": facts.answer_ok, "path": path, "result": result}
+    return {"tool": tool, "param": param, "info": facts.answer_grounded, "path": path, "result": result}
 
 
 def path_depth(facts: Facts) -> int:

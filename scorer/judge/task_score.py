@@ -32,7 +32,7 @@ class Score:
     """The score of one attempt.
 
     Attributes:
-        value: 1.0 when it passed, else matched / (expected + 1) (docs/metrics.md §5).
+        value: 1.0 when it passed, else ``Alignment.partial_credit`` (docs/metrics.md §5).
         passed: chain complete, clean, verified and answered.
         explanation: one line for humans.
         evidence: JSON-ready details (alignment, checks, misuse).
@@ -138,13 +138,12 @@ def task_scorer(
             task=task,
             calls=calls,
             alignment=align(task.expected_actions, calls, task.order, side_tools),
-            answer_checks=tuple(check_answer(trajectory.final_answer, task.expected_answer)),
+            answer_checks=tuple(check_answer(trajectory.final_answer, task.expected_answer, task.trap.value)),
             verify_checks=tuple(verify(state, task.verify)),
         )
         passed = facts.passed
         found = attribute(facts)
-        n = len(task.expected_actions)
-        value = 1.0 if passed else len(facts.alignment.matched) / (n + 1)
+        value = 1.0 if passed else facts.alignment.partial_credit
         return Score(
             value=value,
             passed=passed,

@@ -2,6 +2,9 @@
 
 Both work on summaries (``summary.json`` dicts), so a CI job can diff a fresh run
 against a committed baseline file as well as against another run in the store.
+Every reach figure carries a 95 % interval (:mod:`probegate.scorer.report.stats`), the
+diff of two runs on the same tasks an exact McNemar test, and every run its validity
+(:mod:`probegate.scorer.report.validity`).
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from probegate.scorer.judge.reach import DIMENSIONS
+from probegate.scorer.report.stats import PairedTest, bootstrap_mean, mcnemar_paired, pass_map, rate_interval, wilson
 from probegate.scorer.report.summary import TIERS
+from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP, summary_validity
 
 #: A tier regresses when its new reach is below this share of the old one.
 REGRESSION_RATIO = 0.95
@@ -38,8 +43,10 @@ RowSource = tuple[str, ...] | Callable[[dict[str, Any]], Any]
 
 #: Rows of the comparison table: (label, path into the summary, or a function of it).
 COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
+    ("validity", lambda s: "valid" if (s.get("validity") or {"valid": True})["valid"] else "INVALID ENVIRONMENT"),
     ("reach (median of repeats)", ("headline", "reach")),
     *((f"reach {t}", ("tiers", t, "reach")) for t in TIERS),
+    ("reach over served attempts", ("headline", "reach_served")),
     ("mean score (partial credit)", ("overall", "score_mean")),
     *((f"reach · {d}", ("overall", "by_dimension", d)) for d in DIMENSIONS),
     ("path depth", ("overall", "path_depth")),
@@ -65,6 +72,51 @@ COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
 PERCENT_ROWS = {"reach", "mean score", "path depth", "tool-call accuracy", "misuse rate", "pass^k", "reach spread"}
 
 
+def _counted(summary: dict[str, Any], path: Sequence[str]) -> tuple[int, int] | None:
+    group = lookup(summary, path)
+    if not isinstance(group, dict) or not group.get("attempts"):
+        return None
+    return int(group.get("passed") or 0), int(group["attempts"])
+
+
+def _tier_interval(tier: str) -> Callable[[dict[str, Any]], Any]:
+    def interval(summary: dict[str, Any]) -> Any:
+        found = _counted(summary, ("tiers", tier))
+        return wilson(*found) if found else None
+
+    return interval
+
+
+def _dimension_interval(dim: str) -> Callable[[dict[str, Any]], Any]:
+    def interval(summary: dict[str, Any]) -> Any:
+        n = lookup(summary, ("overall", "dimension_attempts", dim))
+        return rate_interval(lookup(summary, ("overall", "by_dimension", dim)), n)
+
+    return interval
+
+
+def _served_interval(summary: dict[str, Any]) -> Any:
+    head = summary.get("headline") or {}
+    n = head.get("served_attempts")
+    return wilson(int(head.get("passed") or 0), int(n)) if n else None
+
+
+def _score_interval(summary: dict[str, Any]) -> Any:
+    values = [e["score_mean"] for e in (summary.get("tasks") or {}).values() if e.get("score_mean") is not None]
+    return bootstrap_mean(values)
+
+
+#: 95 % intervals of the comparison rows that have one: Wilson for rates (pooled
+#: passed / attempts for the headline reach), a bootstrap over tasks for the mean score.
+INTERVALS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "reach (median of repeats)": lambda s: wilson(*c) if (c := _counted(s, ("overall",))) else None,
+    **{f"reach {t}": _tier_interval(t) for t in TIERS},
+    "reach over served attempts": _served_interval,
+    "mean score (partial credit)": _score_interval,
+    **{f"reach · {d}": _dimension_interval(d) for d in DIMENSIONS},
+}
+
+
 def lookup(summary: dict[str, Any], path: Sequence[str]) -> Any:
     """The value at ``path`` in a summary (``None`` when absent); ``*`` means the key
     equal to the run's repeat count (``pass_hat_k`` at k)."""
@@ -78,19 +130,36 @@ def lookup(summary: dict[str, Any], path: Sequence[str]) -> Any:
     return value
 
 
-def compare_table(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def with_validity(summary: dict[str, Any], max_interop: float = DEFAULT_MAX_INTEROP) -> dict[str, Any]:
+    """``summary`` with its ``validity`` judged under ``max_interop`` (any summary version)."""
+    return {**summary, "validity": summary_validity(summary, max_interop)}
+
+
+def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFAULT_MAX_INTEROP) -> dict[str, Any]:
     """The side-by-side comparison of several runs.
 
+    Args:
+        summaries: the runs' summaries.
+        max_interop: the share of interop attempts above which a run is invalid.
+
     Returns:
-        ``{"runs": [{"id", "model", "harness", "task_set", "settings"}], "rows": [{"metric",
-        "percent", "values": [...]}], "tasks": [{"task", "tier", "pass_rates": [...]}]}``.
+        ``{"runs": [{"id", "model", "harness", "task_set", "settings", "validity"}], "rows":
+        [{"metric", "percent", "values": [...], "intervals": [[low, high] | None, ...]}],
+        "tasks": [{"task", "tier", "pass_rates": [...]}]}``; ``intervals`` are 95 %
+        (Wilson for rates, a bootstrap over tasks for the mean score), ``None`` for rows without one.
     """
-    runs = [{**{k: s["run"].get(k) for k in ("id", "model", "harness", "task_set")}, "settings": s["run"].get("settings", {})} for s in summaries]
+    summaries = [with_validity(s, max_interop) for s in summaries]
+    runs = [
+        {**{k: s["run"].get(k) for k in ("id", "model", "harness", "task_set")}, "settings": s["run"].get("settings", {}),
+         "validity": s["validity"]}
+        for s in summaries
+    ]
     rows = [
         {
             "metric": label,
             "percent": any(label.startswith(p) for p in PERCENT_ROWS),
             "values": [path(s) if callable(path) else lookup(s, path) for s in summaries],
+            "intervals": [_interval(label, s) for s in summaries],
         }
         for label, path in COMPARE_ROWS
     ]
@@ -106,18 +175,41 @@ def compare_table(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"runs": runs, "rows": rows, "tasks": tasks}
 
 
+def _interval(label: str, summary: dict[str, Any]) -> list[float] | None:
+    found = INTERVALS[label](summary) if label in INTERVALS else None
+    return list(found) if found else None
+
+
 @dataclass(frozen=True)
 class TierChange:
-    """Reach of one tier in the old and new run."""
+    """Reach of one tier in the old and new run, with 95 % Wilson intervals and the
+    exact McNemar test over the tier's tasks both runs have."""
 
     tier: str
     old: float | None
     new: float | None
     regressed: bool
+    old_ci: tuple[float, float] | None = None
+    new_ci: tuple[float, float] | None = None
+    paired: PairedTest | None = None
+
+    @property
+    def within_noise(self) -> bool:
+        """A drop (regressed or not) that the paired test cannot tell from chance
+        (McNemar p >= 0.05); without a paired test, the 95 % intervals overlap."""
+        if self.old is None or (self.new or 0.0) >= self.old:
+            return False
+        if self.paired is not None:
+            return not self.paired.significant
+        if self.old_ci is None or self.new_ci is None:
+            return False
+        return self.new_ci[1] >= self.old_ci[0]
 
     def to_json(self) -> dict[str, Any]:
         """Plain-dict form."""
-        return {"tier": self.tier, "old": self.old, "new": self.new, "regressed": self.regressed}
+        return {"tier": self.tier, "old": self.old, "new": self.new, "regressed": self.regressed,
+                "old_ci": list(self.old_ci) if self.old_ci else None, "new_ci": list(self.new_ci) if self.new_ci else None,
+                "paired": self.paired.to_json() if self.paired else None, "within_noise": self.within_noise}
 
 
 @dataclass(frozen=True)
@@ -161,17 +253,32 @@ class TaskChange:
 
 @dataclass(frozen=True)
 class RunDiff:
-    """``probegate diff OLD NEW``: per tier and per task; ``regressed`` gates CI."""
+    """``probegate diff OLD NEW``: per tier and per task; ``regressed`` and ``invalid`` gate CI.
+
+    Attributes:
+        old, new: the run ids.
+        tiers: per tier, reach old and new with intervals and the paired test.
+        tasks: per task, pass rate and mean score old and new.
+        paired: the exact McNemar test over every task both runs have.
+        validity: ``{"old": VALIDITY, "new": VALIDITY}`` (see :func:`~probegate.scorer.report.validity.validity`).
+    """
 
     old: str
     new: str
     tiers: tuple[TierChange, ...]
     tasks: tuple[TaskChange, ...]
+    paired: PairedTest | None = None
+    validity: dict[str, dict[str, Any]] | None = None
 
     @property
     def regressed(self) -> bool:
         """Some tier's new reach fell below 95 % of its old reach."""
         return any(t.regressed for t in self.tiers)
+
+    @property
+    def invalid(self) -> list[str]:
+        """``old`` / ``new``: the runs marked invalid environment."""
+        return [side for side, v in (self.validity or {}).items() if not v.get("valid", True)]
 
     def to_json(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -179,7 +286,10 @@ class RunDiff:
             "old": self.old,
             "new": self.new,
             "regressed": self.regressed,
+            "invalid": self.invalid,
+            "validity": self.validity,
             "ratio": REGRESSION_RATIO,
+            "paired": self.paired.to_json() if self.paired else None,
             "tiers": [t.to_json() for t in self.tiers],
             "tasks": [t.to_json() for t in self.tasks],
         }
@@ -192,14 +302,22 @@ def tier_regressed(old: float | None, new: float | None, ratio: float = REGRESSI
     return (new or 0.0) < ratio * old - 1e-12
 
 
-def diff_runs(old: dict[str, Any], new: dict[str, Any]) -> RunDiff:
-    """Compare two summaries per tier and per task (docs/metrics.md §11)."""
+def diff_runs(old: dict[str, Any], new: dict[str, Any], max_interop: float = DEFAULT_MAX_INTEROP) -> RunDiff:
+    """Compare two summaries per tier and per task (docs/metrics.md §11).
+
+    Args:
+        old: the baseline's summary.
+        new: the candidate's summary.
+        max_interop: the share of interop attempts above which a run is invalid.
+    """
     tiers = []
     for tier in TIERS:
         before, after = lookup(old, ("tiers", tier, "reach")), lookup(new, ("tiers", tier, "reach"))
         if before is None and after is None:
             continue
-        tiers.append(TierChange(tier, before, after, tier_regressed(before, after)))
+        old_ci, new_ci = (_tier_interval(tier)(s) for s in (old, new))
+        paired = mcnemar_paired(pass_map(old, tier), pass_map(new, tier))
+        tiers.append(TierChange(tier, before, after, tier_regressed(before, after), old_ci, new_ci, paired))
     ids = sorted(set(old.get("tasks", {})) | set(new.get("tasks", {})))
     tasks = []
     for tid in ids:
@@ -214,4 +332,6 @@ def diff_runs(old: dict[str, Any], new: dict[str, Any]) -> RunDiff:
                 lookup(new, ("tasks", tid, "score_mean")),
             )
         )
-    return RunDiff(old["run"]["id"], new["run"]["id"], tuple(tiers), tuple(tasks))
+    verdicts = {"old": summary_validity(old, max_interop), "new": summary_validity(new, max_interop)}
+    paired = mcnemar_paired(pass_map(old), pass_map(new))
+    return RunDiff(old["run"]["id"], new["run"]["id"], tuple(tiers), tuple(tasks), paired, verdicts)

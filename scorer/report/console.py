@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from probegate.scorer.report.compare import REGRESSION_RATIO, RunDiff
+from probegate.scorer.report.validity import invalid_line
 from probegate.scorer.judge.reach import DIMENSIONS
 from probegate.scorer.selftest.suite import SelftestReport
 from probegate.scorer.trajectory import Trajectory
@@ -29,15 +30,28 @@ def cell(value: Any, percent: bool = False) -> str:
 
 
 def headline_lines(summary: dict[str, Any]) -> list[str]:
-    """The lines printed above the run table (reach, failures, interop)."""
+    """The lines printed above the run table: an invalid environment first, then reach,
+    failures and interop (counted as failed; reach over served attempts beside it)."""
     head = summary["headline"]
-    reach = f"[bold]reach {pct(head['reach'])}[/] (median of {head['repeats']} repeat(s)); "
-    lines = [reach + f"{head['passed']}/{head['scored_attempts']} attempts passed over {head['tasks']} tasks"]
+    verdict = summary.get("validity") or {"valid": True}
+    lines = []
+    invalid = invalid_line(verdict, summary["run"]["id"])
+    if invalid:
+        lines.append(f"[bold red]{escape(invalid)}[/]")
+        reach = "[bold]reach: not a measure of the model[/] (invalid environment); "
+    else:
+        reach = f"[bold]reach {pct(head['reach'])}[/] (median of {head['repeats']} repeat(s)); "
+    lines.append(reach + f"{head['passed']}/{head['attempts']} attempts passed over {head['tasks']} tasks")
     if summary["failures"]["labels"]:
         lines.append("failures: " + ", ".join(f"{k} {v}" for k, v in summary["failures"]["labels"].items()))
-    if summary["interop"]["attempts"]:
-        fields = ", ".join(summary["interop"]["fields"]) or "?"
-        lines.append(f"[yellow]interop failures (not counted): {summary['interop']['attempts']}[/] fields: {fields}")
+    interop = summary["interop"]
+    if interop["attempts"]:
+        fields = ", ".join(interop["fields"]) or "?"
+        pairs = ", ".join(interop.get("pairs") or {}) or "?"
+        fixes = "; ".join(f"{k}: {v}" for k, v in (interop.get("fixes") or {}).items()) or "none known"
+        lines.append(f"[yellow]interop failures (counted as failed): {interop['attempts']}[/] fields: {fields}; "
+                     f"{escape(pairs)}; shims that would fix them: {fixes}")
+        lines.append(f"reach over served attempts: {pct(head.get('reach_served'))} ({head.get('served_attempts')} attempts)")
     return lines + warning_lines(summary.get("warnings") or [])
 
 
@@ -104,6 +118,20 @@ def parse_table(chosen: dict[str, Any]) -> Table:
     return table
 
 
+def interval_cell(value: Any, interval: list[float] | None, percent: bool) -> str:
+    """A value with its 95 % interval: ``50.0 % [30.1–69.9]``."""
+    shown = cell(value, percent)
+    if interval is None or value is None:
+        return shown
+    low, high = interval
+    return f"{shown} [{low * 100:.1f}–{high * 100:.1f}]" if percent else f"{shown} [{low:.2f}–{high:.2f}]"
+
+
+def invalid_lines(data: dict[str, Any]) -> list[str]:
+    """One ``INVALID ENVIRONMENT`` line per invalid run of a comparison (plain text)."""
+    return [line for run in data["runs"] if (line := invalid_line(run.get("validity") or {"valid": True}, run["id"]))]
+
+
 def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
     """The metrics side by side, and the pass rate of every task per run."""
     table = Table(title="compare")
@@ -113,7 +141,8 @@ def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
         extra = f" · {feedback}" if feedback else ""
         table.add_column(f"{run['id']}\n{run['model'] or '?'} · {run['harness'] or '?'}{extra}", justify="right")
     for row in data["rows"]:
-        table.add_row(row["metric"], *(cell(v, row["percent"]) for v in row["values"]))
+        intervals = row.get("intervals") or [None] * len(row["values"])
+        table.add_row(row["metric"], *(interval_cell(v, i, row["percent"]) for v, i in zip(row["values"], intervals, strict=True)))
     tasks = Table(title="pass rate per task")
     tasks.add_column("task")
     tasks.add_column("tier")
@@ -136,19 +165,46 @@ def compare_markdown(data: dict[str, Any]) -> str:
     for row in data["rows"]:
         if all(v is None for v in row["values"]):
             continue
-        cells = (cell(v, row["percent"]).replace("|", "\\|") for v in row["values"])
+        intervals = row.get("intervals") or [None] * len(row["values"])
+        cells = (interval_cell(v, i, row["percent"]).replace("|", "\\|") for v, i in zip(row["values"], intervals, strict=True))
         lines.append(f"| {row['metric']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
+def _ci(interval: tuple[float, float] | None) -> str:
+    return "" if interval is None else f" [{interval[0] * 100:.1f}–{interval[1] * 100:.1f}]"
+
+
+def _verdict(t: Any) -> str:
+    noise = " (within noise)" if t.within_noise else ""
+    if t.regressed:
+        return f"[red]REGRESSED[/]{noise}"
+    return f"ok{noise}"
+
+
+def diff_lines(result: RunDiff) -> list[str]:
+    """The lines printed around the diff tables: invalid runs first, then the paired test."""
+    lines = [line for side in result.invalid if (line := invalid_line((result.validity or {})[side], getattr(result, side)))]
+    paired = result.paired
+    if paired is not None:
+        verdict = "more than noise" if paired.significant else "within noise"
+        lines.append(f"paired test (exact McNemar over {paired.tasks} shared tasks): {paired.fixed} fixed, {paired.broken} broken, "
+                     f"p = {paired.p_value:.3g}: {verdict}")
+    for t in result.tiers:
+        if t.regressed and t.within_noise:
+            lines.append(f"{t.tier}: below {REGRESSION_RATIO:.0%} of old, but the drop is within noise (95 % intervals, paired test)")
+    return lines
+
+
 def diff_tables(result: RunDiff) -> tuple[Table, Table]:
-    """Tier verdicts and the tasks that changed."""
+    """Tier verdicts (reach with 95 % Wilson intervals, McNemar p per tier) and the tasks that changed."""
     tiers = Table(title=f"{result.old} -> {result.new} (regression: below {REGRESSION_RATIO:.0%} of old)")
-    for col in ("tier", "old", "new", "change", "verdict"):
+    for col in ("tier", "old", "new", "change", "paired p", "verdict"):
         tiers.add_column(col, justify="right")
     for t in result.tiers:
         change = "–" if t.old is None or t.new is None else f"{(t.new - t.old) * 100:+.1f} pt"
-        tiers.add_row(t.tier, pct(t.old), pct(t.new), change, "[red]REGRESSED[/]" if t.regressed else "ok")
+        p = "–" if t.paired is None else f"{t.paired.p_value:.3g}"
+        tiers.add_row(t.tier, pct(t.old) + _ci(t.old_ci), pct(t.new) + _ci(t.new_ci), change, p, _verdict(t))
     tasks = Table(title="tasks that changed")
     for col in ("task", "tier", "old pass", "new pass", "status"):
         tasks.add_column(col)
@@ -165,4 +221,17 @@ def selftest_table(report: SelftestReport) -> Table:
         table.add_column(col, overflow="fold")
     for c in report.failures():
         table.add_row(c.task_id, c.plan, cell(c.value), ", ".join(c.labels), c.problem or "")
+    return table
+
+
+def audit_table(data: dict[str, Any]) -> Table:
+    """The agent audit (``selftest --agents``): per agent, its figures and broken ceilings."""
+    table = Table(title=f"agent audit of {data['task_set']}")
+    for col in ("agent", "passed", "reach", "mean score", "valid", "problems"):
+        table.add_column(col, overflow="fold")
+    for row in data["agents"]:
+        valid = "–" if row["valid"] is None else ("yes" if row["valid"] else "INVALID")
+        problems = "; ".join(row["problems"]) or "ok"
+        table.add_row(row["agent"], f"{row['passed']}/{row['attempts']}", pct(row["reach"]), cell(row["score_mean"]) if row["score_mean"] is None else f"{row['score_mean']:.3f}",
+                      valid, escape(problems))
     return table

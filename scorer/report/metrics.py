@@ -1,7 +1,9 @@
 """Aggregate metrics over attempts (docs/metrics.md §6-§8). Pure.
 
 Small numeric helpers (pass^k, median, spread) and the per-group aggregations the
-summary is built from. Interop attempts are excluded by the caller.
+summary is built from. Every attempt counts in every figure, interop failures
+included (docs/metrics.md §7); :func:`served` picks the attempts the model server
+served properly, for the second, separately named figure.
 """
 
 from __future__ import annotations
@@ -73,9 +75,14 @@ def spread(values: Sequence[float]) -> dict[str, float | None]:
     }
 
 
-def scored(results: Iterable[AttemptResult]) -> list[AttemptResult]:
-    """Attempts that count for reach (interop failures excluded)."""
+def served(results: Iterable[AttemptResult]) -> list[AttemptResult]:
+    """Attempts the model server served properly (no blocking interop fault)."""
     return [r for r in results if not r.score.interop]
+
+
+def dimension_attempts(results: Sequence[AttemptResult]) -> dict[str, int]:
+    """Per dimension: the attempts its reach is computed over (of tasks that list it)."""
+    return {dim: sum(1 for r in results if dim in r.task.dimensions) for dim in DIMENSIONS}
 
 
 def dimension_reach(results: Sequence[AttemptResult]) -> dict[str, float | None]:
@@ -102,6 +109,7 @@ def group_metrics(results: Sequence[AttemptResult]) -> dict[str, Any]:
         "max_steps_hit": sum(1 for r in results if r.trajectory.max_steps_hit),
         "path_depth": mean(r.score.depth / 4 for r in results),
         "by_dimension": dimension_reach(results),
+        "dimension_attempts": dimension_attempts(results),
         "cost": cost(results),
     }
 

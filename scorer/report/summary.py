@@ -3,18 +3,21 @@
 The summary is deterministic: tasks and attempts sorted, no wall-clock time, floats
 rounded to 6 places (:func:`stable`), so the same store gives the same bytes.
 
-Shape (``version`` 1)::
+Shape (``version`` 2)::
 
     {"version", "run": {"id", "task_set", "harness", "model", "status", "call_source", "shims",
              "settings": {"feedback", "temperature", "max_steps", "repeats", "lang"}},
-     "headline": {"reach", "tasks", "attempts", "scored_attempts", "passed", "repeats"},
+     "headline": {"reach", "tasks", "attempts", "passed", "repeats", "interop_attempts",
+                  "served_attempts", "reach_served", "valid", "invalid_reason"},
+     "validity": {"valid", "attempts", "interop_attempts", "interop_share", "max_interop", "reason"},
      "overall": GROUP, "tiers": {"P0"|"P1"|"P2": GROUP + {"tasks"}},
      "repeats": {"k", "per_repeat_reach", "pass_rate", "pass_hat_k", "reach_median",
                  "reach_range", "reach_stdev", "reach_min", "reach_max"},
      "cost": {"mean": COST, "per_task": {task: COST}},
      "failures": {"labels", "primary", "rules", "stages", "by_tier": {tier: {label: n}}},
-     "interop": {"attempts", "tasks", "fields", "details": [{"task", "attempt", "rule", "evidence"}]},
-     "tasks": {task: {"tier", "category", "dimensions", "attempts", "scored", "passed",
+     "interop": {"attempts", "tasks", "fields", "pairs": {pair: n}, "fixes": {rule: shim},
+                 "details": [{"task", "attempt", "rule", "evidence"}]},
+     "tasks": {task: {"tier", "category", "dimensions", "attempts", "served", "passed",
                       "pass_rate", "pass_hat_k", "score_mean", "score_median", "accuracy",
                       "path_depth", "labels", "stages", "interop"}},
      "coverage": {"missing_tasks", "unknown_tasks"},
@@ -22,8 +25,14 @@ Shape (``version`` 1)::
 
 where GROUP = {"attempts", "passed", "reach", "score_mean", "accuracy", "misuse_rate",
 "misuse": {"wrong_tool", "wrong_args", "extra", "missing"}, "recoveries", "loops",
-"max_steps_hit", "path_depth", "by_dimension": {dim: rate | null}, "cost": COST} and COST =
+"max_steps_hit", "path_depth", "by_dimension": {dim: rate | null}, "dimension_attempts": {dim: n},
+"cost": COST} and COST =
 {"model_calls", "prompt_tokens", "completion_tokens"}.
+
+Every attempt is in the denominator of every figure (interop failures included);
+``headline.reach_served`` is the pass rate over the attempts the server served
+properly, a second figure that is never the headline. Version 1 summaries excluded
+interop attempts from every figure.
 
 ``warnings`` (``[]`` when the captures read cleanly) lists what the store held that
 could not be read, run-level lines first, then each scored attempt's in order
@@ -52,12 +61,13 @@ from probegate.scorer.report.metrics import (
     pass_hat_k,
     rate,
     repeat_metrics,
-    scored,
+    served,
 )
+from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP, validity
 from probegate.scorer.rebuild.rows import RunInfo
 
-#: Version of the summary format.
-SUMMARY_VERSION = 1
+#: Version of the summary format (2: every attempt counts, interop included; validity).
+SUMMARY_VERSION = 2
 TIERS = ("P0", "P1", "P2")
 #: Run params copied into ``summary.run.settings`` (what ``compare`` tells runs apart by).
 SETTINGS = ("feedback", "temperature", "max_steps", "repeats", "lang")
@@ -73,6 +83,8 @@ class RunScore:
         results: every scored attempt, sorted by (task, attempt).
         missing_tasks: tasks of the set with no recorded attempt.
         unknown_tasks: task ids in the store that the set does not have (not scored).
+        max_interop: the share of interop attempts above which the run is an invalid
+            environment (0-1).
     """
 
     run: RunInfo
@@ -80,6 +92,7 @@ class RunScore:
     results: tuple[AttemptResult, ...]
     missing_tasks: tuple[str, ...] = ()
     unknown_tasks: tuple[str, ...] = ()
+    max_interop: float = DEFAULT_MAX_INTEROP
 
     def summary(self) -> dict[str, Any]:
         """The summary dict (see the module docstring)."""
@@ -119,7 +132,7 @@ def stable(value: Any, places: int = 6) -> Any:
 
 def _task_entry(results: list[AttemptResult]) -> dict[str, Any]:
     task = results[0].task
-    counted = scored(results)
+    counted = results
     passes = sum(r.score.passed for r in counted)
     values = [r.score.value for r in counted]
     return {
@@ -127,7 +140,7 @@ def _task_entry(results: list[AttemptResult]) -> dict[str, Any]:
         "category": task.category,
         "dimensions": list(task.dimensions),
         "attempts": len(results),
-        "scored": len(counted),
+        "served": len(served(results)),
         "passed": passes,
         "pass_rate": rate(r.score.passed for r in counted),
         "pass_hat_k": {str(k): pass_hat_k(len(counted), passes, k) for k in range(1, len(counted) + 1)},
@@ -137,7 +150,7 @@ def _task_entry(results: list[AttemptResult]) -> dict[str, Any]:
         "path_depth": mean(r.score.depth / 4 for r in counted),
         "labels": count(label for r in counted for label in r.score.labels),
         "stages": count(r.score.stage for r in counted if r.score.stage),
-        "interop": len(results) - len(counted),
+        "interop": len(results) - len(served(results)),
     }
 
 
@@ -162,7 +175,28 @@ def _interop(results: tuple[AttemptResult, ...]) -> dict[str, Any]:
         if a.label == "interop"
     ]
     fields = sorted({f for d in details if (f := _field(str(d["evidence"])))})
-    return {"attempts": len(hit), "tasks": sorted({r.task_id for r in hit}), "fields": fields, "details": details}
+    pairs = count(m.group(1) for d in details if (m := _PAIR.search(str(d["evidence"]))))
+    fixes = {str(d["rule"]): fix for d in details if (fix := _fix(str(d["evidence"])))}
+    return {"attempts": len(hit), "tasks": sorted({r.task_id for r in hit}), "fields": fields, "pairs": pairs,
+            "fixes": dict(sorted(fixes.items())), "details": details}
+
+
+_PAIR = re.compile(r"\((client [^()]*? -> server [^()]*?)\)")
+_FIX = re.compile(r"(?:the |a )?([\w-]+(?: or [\w-]+)?) shims? (?:may|would|will) (?:bring|fix)[^;.)]*")
+
+
+#: Request shims (``probegate serve --compat``) that fix a rejected field.
+FIELD_FIXES = (("content", "null-content"), ("arguments", "args-as-string"), ("max_completion_tokens", "max-tokens-alias"))
+
+
+def _fix(evidence: str) -> str | None:
+    """The shim that would fix an interop fault: the one its evidence names
+    (``tool-choice-auto or system-for-tools``), else the one for the rejected field."""
+    found = _FIX.search(evidence)
+    if found:
+        return found.group(1)
+    field = _field(evidence) or ""
+    return next((shim for end, shim in FIELD_FIXES if field.endswith(end)), None)
 
 
 def _field(evidence: str) -> str | None:
@@ -208,11 +242,13 @@ def timing(run_score: RunScore) -> dict[str, Any]:
 def summarize(run_score: RunScore) -> dict[str, Any]:
     """Build the summary of a scored run (see the module docstring for the shape)."""
     results = list(run_score.results)
-    counted = scored(results)
+    counted = results  # every attempt counts (docs/metrics.md §7)
+    ok = served(results)
     by_task: dict[str, list[AttemptResult]] = {}
     for r in results:
         by_task.setdefault(r.task_id, []).append(r)
     repeats = repeat_metrics(counted)
+    verdict = validity(len(results), len(results) - len(ok), run_score.max_interop)
     tiers = {}
     for tier in TIERS:
         group = [r for r in counted if r.task.tier == tier]
@@ -235,10 +271,15 @@ def summarize(run_score: RunScore) -> dict[str, Any]:
             "reach": repeats["reach_median"],
             "tasks": len(by_task),
             "attempts": len(results),
-            "scored_attempts": len(counted),
             "passed": sum(r.score.passed for r in counted),
             "repeats": repeats["k"],
+            "interop_attempts": len(results) - len(ok),
+            "served_attempts": len(ok),
+            "reach_served": rate(r.score.passed for r in ok),
+            "valid": verdict["valid"],
+            "invalid_reason": verdict["reason"],
         },
+        "validity": verdict,
         "overall": group_metrics(counted),
         "tiers": tiers,
         "repeats": repeats,

@@ -131,7 +131,7 @@ def mutate_value(value: Any) -> Any:
 
 def _target(task: Task) -> int | None:
     """The action a wrong argument goes into: the first side-effecting one with arguments."""
-    with_args = [i for i, e in enumerate(task.expected_actions) if e.args and e.match != "any"]
+    with_args = [i for i, e in enumerate(task.expected_actions) if set(e.args) - set(e.free) and e.match != "any"]
     side = [i for i in with_args if task.expected_actions[i].side_effect]
     chosen = side or with_args
     return chosen[0] if chosen else None
@@ -142,7 +142,8 @@ def _wrong_argument(task: Task, ref: Plan) -> Plan:
     if index is None:
         return Plan("wrong_argument", skipped="no expected action has arguments that are checked")
     call = ref.calls[index]
-    key = next(iter(task.expected_actions[index].args))
+    action = task.expected_actions[index]
+    key = next(k for k in action.args if k not in action.free)
     changed = PlannedCall(call.tool, {**call.args, key: mutate_value(call.args[key])})
     calls = ref.calls[:index] + (changed,) + ref.calls[index + 1 :]
     return Plan("wrong_argument", calls, ref.answer, frozenset({"param_error"}))

@@ -72,7 +72,7 @@ def test_sdk_agent_through_the_gateway_is_rebuilt_and_scored(upstream, gateway, 
     assert summary["headline"]["reach"] == 1.0 and summary["tiers"]["P0"]["reach"] == 1.0
 
 
-def test_upstream_rejection_is_interop_and_not_counted(upstream, gateway, engine: Engine) -> None:  # type: ignore[no-untyped-def]
+def test_upstream_rejection_is_interop_and_counted_as_a_failure(upstream, gateway, engine: Engine) -> None:  # type: ignore[no-untyped-def]
     script: ScriptedUpstream = upstream[0]
     detail = "[{'type': 'string_type', 'loc': ('body', 'messages', 1, 'content'), 'msg': 'Input should be a valid string', 'input': None}]"
     script.push(Turn(tool_calls=[{"name": "get_weather", "arguments": {"city": "Berlin"}}]), Reply.json({"error": {"message": detail, "type": "internal_server_error"}}, status=500))
@@ -87,7 +87,11 @@ def test_upstream_rejection_is_interop_and_not_counted(upstream, gateway, engine
     assert "messages.1.content" in result.score.attributions[0].evidence
     summary = scored.summary()
     assert summary["interop"]["attempts"] == 1 and summary["interop"]["fields"] == ["messages.1.content"]
-    assert summary["headline"]["scored_attempts"] == 0 and summary["overall"]["attempts"] == 0
+    assert summary["interop"]["pairs"] and summary["interop"]["fixes"] == {"interop.upstream_rejected": "null-content"}
+    head = summary["headline"]
+    assert (head["attempts"], head["passed"], head["reach"], summary["overall"]["attempts"]) == (1, 0, 0.0, 1)
+    assert (head["interop_attempts"], head["served_attempts"], head["reach_served"]) == (1, 0, None)
+    assert head["valid"] is False and "1 of 1 attempts (100.0 %) failed on interop faults" in head["invalid_reason"]
 
 
 def test_same_store_gives_byte_identical_outputs(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -201,3 +201,48 @@ FIELDS = [
 @pytest.mark.parametrize(("message", "field"), FIELDS)
 def test_offending_field(message: str, field: str | None) -> None:
     assert offending_field(message) == field
+
+
+OTHER = [{"role": "user", "content": "A sub-task: look it up."}]
+
+
+def _ignored_then_served(b: AttemptBuilder) -> None:
+    b.exchange(OTHER, completion("I will guess."), prompt_tokens=12)  # a sub-agent thread whose tools were dropped
+    b.exchange(USER, completion("It is cloudy in Berlin."))  # the main thread went on, served properly
+
+
+def _ignored_every_time(b: AttemptBuilder) -> None:
+    b.exchange(USER, completion("I will guess."), prompt_tokens=12)
+    b.exchange(USER + [{"role": "assistant", "content": "I will guess."}, {"role": "user", "content": "go on"}],
+               completion("Still guessing."), prompt_tokens=14)
+
+
+def _rejected_then_other_failure(b: AttemptBuilder) -> None:
+    _rejected(b)
+    _server_down(b)
+
+
+BLOCKING = [
+    ("the fault is the attempt's last exchange", _rejected, "interop.upstream_rejected"),
+    ("every later exchange shows the same fault", _ignored_every_time, "interop.tools_ignored"),
+    ("a fault the agent got past (another thread went on)", _ignored_then_served, None),
+    ("a later exchange failed another way: only that one blocked", _rejected_then_other_failure, "interop.upstream_error"),
+]
+
+
+@pytest.mark.parametrize(("case", "build", "rule"), BLOCKING, ids=[c[0] for c in BLOCKING])
+def test_interop_only_where_the_fault_blocked_the_attempt(task_by_id: dict[str, Task], case: str, build: Callable[[AttemptBuilder], None], rule: str | None) -> None:
+    task = task_by_id["weather-berlin"]
+    s = score(wire(task, build), task)
+    interop = [a.rule for a in s.attributions if a.label == "interop"]
+    assert interop == ([rule] if rule else []), case
+    assert s.interop is (rule is not None)
+
+
+def test_a_hedged_answer_fails_with_a_label_saying_so(task_by_id: dict[str, Task]) -> None:
+    task = task_by_id["weather-berlin"].model_copy(update={"expected_answer": task_by_id["weather-berlin"].expected_answer.model_copy(update={"contains": ["2025-03-14"]})})
+    dump = "cloudy; " + ", ".join(f"2025-03-{d:02d}" for d in range(1, 29))
+    s = score(play(task, [BERLIN], dump), task)
+    assert not s.passed
+    assert "fake_completion.hedged_answer" in [a.rule for a in s.attributions]
+    assert "intent_miss.answer_mismatch" not in [a.rule for a in s.attributions]

@@ -223,3 +223,18 @@ def test_ratios_never_exceed_one_and_pairs_are_one_to_one(expected, calls, order
         assert matches(actions[e], actual[c])
     if not actual:
         assert not a.complete
+
+
+FREE = [
+    # expected, actual, mode, differing keys
+    ({"to": "a@x.example", "body": "Dear A"}, {"to": "A@x.example", "body": "Hello A, ..."}, "subset", []),
+    ({"to": "a@x.example", "body": "Dear A"}, {"to": "b@x.example", "body": "Dear A"}, "subset", ["to"]),
+    ({"to": "a@x.example", "body": "Dear A"}, {"to": "a@x.example"}, "normalized", []),
+    ({"order_id": "ORD-5005", "reason": "late"}, {"order_id": "ORD-5006", "reason": "late"}, "normalized", ["order_id"]),
+]
+
+
+@pytest.mark.parametrize(("expected", "actual", "mode", "keys"), FREE)
+def test_free_text_keys_are_never_compared_and_targets_always_are(expected: dict, actual: dict, mode: str, keys: list[str]) -> None:
+    free = ("body", "reason")
+    assert [d.key for d in compare_args(expected, actual, mode, free=free)] == keys  # type: ignore[arg-type]

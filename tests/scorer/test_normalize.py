@@ -63,7 +63,7 @@ def test_normalisers_leave_other_values_alone(fn, value, out) -> None:  # type: 
 
 
 def test_registered_per_tool_normaliser_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    from probegate.scorer import normalize
+    from probegate.scorer.judge import normalize
 
     monkeypatch.setattr(normalize, "_REGISTRY", {})
     register_normalizer("get_stock", "sku", lambda v: str(v).upper().removeprefix("SKU-"))

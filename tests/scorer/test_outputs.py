@@ -31,8 +31,10 @@ def _run_score(task_by_id: dict[str, Task], attempts: int) -> RunScore:
 def test_files_and_shapes(task_by_id: dict[str, Task], tmp_path: Path) -> None:
     paths = write_outputs(_run_score(task_by_id, 3), tmp_path / "r1")
     summary = json.loads(paths["summary"].read_text())
-    assert summary["version"] == 1 and list(summary) == sorted(summary)
-    assert summary["headline"] == {"attempts": 3, "passed": 2, "reach": 1.0, "repeats": 3, "scored_attempts": 3, "tasks": 1}
+    assert summary["version"] == 2 and list(summary) == sorted(summary)
+    assert summary["headline"] == {"attempts": 3, "passed": 2, "reach": 1.0, "repeats": 3, "tasks": 1, "interop_attempts": 0,
+                                   "served_attempts": 3, "reach_served": 0.666667, "valid": True, "invalid_reason": None}
+    assert summary["validity"] == {"valid": True, "attempts": 3, "interop_attempts": 0, "interop_share": 0.0, "max_interop": 0.1, "reason": None}
     assert summary["coverage"] == {"missing_tasks": ["email-jonas"], "unknown_tasks": []}
     assert summary["tasks"]["weather-berlin"]["pass_hat_k"] == {"1": 0.666667, "2": 0.333333, "3": 0.0}
     assert summary["failures"]["stages"] == {"first_action": 1}

@@ -45,3 +45,12 @@ def test_subset_tool_dimension_needs_only_the_required_tools(task_by_id: dict[st
     create = ("create_reminder", {"title": "Call Globex", "date": "2025-03-17", "time": "10:00"})
     s = score(play(task, [create], "Reminder created."), task)
     assert s.passed and s.dimensions["tool"] and s.dimensions["param"]
+
+
+def test_info_counts_only_values_the_agent_observed(task_by_id: dict[str, Task]) -> None:
+    task = task_by_id["weather-berlin"]
+    blind = score(play(task, [], "It is cloudy and 6 degrees."), task)
+    assert blind.answer_checks and all(c.ok for c in blind.answer_checks)
+    assert blind.dimensions["info"] is False  # nothing reached the agent: a guess, not information
+    looked = score(play(task, [("get_weather", {"city": "Berlin"})], "It is cloudy and 6 degrees."), task)
+    assert looked.dimensions["info"] is True

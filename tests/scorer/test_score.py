@@ -22,18 +22,31 @@ def test_reference_attempt_passes(task_by_id: dict[str, Task]) -> None:
     assert s.to_json()["labels"] == []
 
 
+# score = 2m / (n + a) * n / (n + 1): n = 2 expected actions, m matched, a calls after retry folding
 PARTIAL = [
-    ("one of two actions", [FIND], 1 / 3),
+    ("one of two actions", [FIND], 2 * 1 / (2 + 1) * 2 / 3),
     ("nothing", [], 0.0),
-    ("both, but a duplicate side effect", [FIND, SEND, SEND], 2 / 3),
-    ("right calls in the wrong order", [SEND, FIND], 1 / 3),
+    ("both, but a duplicate side effect", [FIND, SEND, SEND], 2 * 2 / (2 + 3) * 2 / 3),
+    ("right calls in the wrong order", [SEND, FIND], 2 * 1 / (2 + 2) * 2 / 3),
+    ("one of two, then three unrelated calls", [FIND, ("get_weather", {"city": "Berlin"}), ("get_time", {"city": "Berlin"}),
+                                                ("find_contact", {"query": "Karl"})], 2 * 1 / (2 + 4) * 2 / 3),
 ]
 
 
 @pytest.mark.parametrize(("rule", "calls", "value"), PARTIAL, ids=[c[0] for c in PARTIAL])
-def test_partial_credit_is_matched_over_n_plus_one(task_by_id: dict[str, Task], rule: str, calls: list, value: float) -> None:
+def test_partial_credit_is_f1_of_matched_calls_over_n_plus_one_units(task_by_id: dict[str, Task], rule: str, calls: list, value: float) -> None:
     s = score(play(task_by_id["email-jonas"], calls, "Done."), task_by_id["email-jonas"])
     assert not s.passed and s.value == pytest.approx(value), rule
+
+
+def test_a_shotgun_attempt_scores_below_an_honest_one_of_the_same_depth(task_by_id: dict[str, Task]) -> None:
+    task = task_by_id["email-jonas"]
+    honest = score(play(task, [FIND], "I found Jonas but could not send the mail."), task)
+    noise = [("find_contact", {"query": q}) for q in ("Jonas", "Becker", "Globex", "ORD-5002")]
+    shotgun = score(play(task, [*noise, FIND, ("get_weather", {"city": "Berlin"})], "Done."), task)
+    assert len(honest.alignment.matched) == len(shotgun.alignment.matched) == 1
+    assert shotgun.value < honest.value / 2
+    assert shotgun.alignment.accuracy < honest.alignment.accuracy
 
 
 def test_all_actions_but_failed_verification_never_reaches_one() -> None:

@@ -82,13 +82,14 @@ def test_compare_runs_and_summary_files(store: str, tmp_path: Path) -> None:
     assert code == 0, out
     lines = out.splitlines()
     assert lines[0] == "| metric | `good` | `bad` |"  # both are fc: headed by run id
-    assert "| reach P0 | 100.0 % | 0.0 % |" in lines
+    assert "| reach P0 | 100.0 % [20.7–100.0] | 0.0 % [0.0–79.3] |" in lines  # Wilson 95 % of 1/1 and 0/1
     assert "| wall time min | 12.9 | – |" in lines  # 'bad' never finished
 
 
 def test_diff_gates_on_a_tier_regression(store: str) -> None:
     code, out = invoke("diff", "good", "bad", "--store", store)
     assert code == 1 and "REGRESSED" in out
+    assert "within noise" in out  # one task: 1/1 -> 0/1 cannot be told from chance (McNemar p = 1)
     code, out = invoke("diff", "bad", "good", "--store", store, "--json")
     assert code == 0 and json.loads(out)["tasks"][0]["status"] == "fixed"
 
@@ -114,3 +115,32 @@ def test_user_mistakes_are_one_line_and_exit_2(store: str, tmp_path: Path) -> No
         assert proc.returncode == 2, (args, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), (args, proc.stderr)
+
+
+REJECTED = {"error": {"message": "[{'type': 'string_type', 'loc': ('body', 'messages', 1, 'content'), 'msg': 'Input should be a valid string'}]"}}
+
+
+@pytest.fixture
+def poisoned(store: str) -> str:
+    """Run 'poisoned' next to 'good': its attempt ends on a request the server rejected."""
+    engine = open_store(store)
+    b = AttemptBuilder(run="poisoned", task="weather-berlin")
+    b.exchange([{"role": "user", "content": "Weather in Berlin?"}], None, status=500, response_body=REJECTED)
+    write(engine, *b.rows, run=Run(id="poisoned", task_set=str(TASKS_DIR), harness="fc", model="m", params={"outcomes": {}}))
+    engine.dispose()
+    return store
+
+
+def test_an_interop_dominated_run_is_an_invalid_environment_in_every_first_line(poisoned: str, tmp_path: Path) -> None:
+    code, out = invoke("score", "poisoned", "--store", poisoned, "--out", str(tmp_path / "runs"))
+    assert code == 0
+    assert out.splitlines()[0].startswith("INVALID ENVIRONMENT: run poisoned: 1 of 1 attempts (100.0 %) failed on interop faults")
+    assert "reach: not a measure of the model" in out and "reach over served attempts" in out
+    html = (tmp_path / "runs" / "poisoned" / "report.html").read_text()
+    assert 'id="headline-invalid"' in html and ">invalid environment<" in html
+    code, out = invoke("compare", "good", "poisoned", "--store", poisoned)
+    assert code == 0 and out.splitlines()[0].startswith("INVALID ENVIRONMENT: run poisoned:")
+    code, out = invoke("diff", "good", "poisoned", "--store", poisoned)
+    assert code == 3 and out.splitlines()[0].startswith("INVALID ENVIRONMENT: run poisoned:")
+    code, out = invoke("diff", "good", "poisoned", "--store", poisoned, "--max-interop", "1")
+    assert code == 1 and "INVALID" not in out  # the threshold is an option: at 100 % only the regression gates

@@ -114,6 +114,16 @@ BROKEN: list[tuple[str, object, str]] = [
      "t.yaml: trap.value.args.qty: place_order has no parameter 'qty'"),
     ("invalid answer regex", changed("expected_answer", {"regex": "(unclosed"}),
      "t.yaml: expected_answer.regex: invalid pattern: missing ), unterminated subpattern"),
+    ("a side effect matched by tool name only", changed("expected_actions.1.match", "any"),
+     "t.yaml: expected_actions.1.match: a side-effecting action must compare its target arguments"),
+    ("a catalogue side effect not marked as one", changed("expected_actions.1", {"tool": "place_order", "args": {"sku": "SKU-1006"}, "match": "any"}),
+     "t.yaml: expected_actions.1.match: a side-effecting action must compare its target arguments"),
+    ("a side effect's target left free", changed("expected_actions.1.free", ["sku"]),
+     "t.yaml: expected_actions.1.free: 'sku' picks the target of place_order: it cannot be free text"),
+    ("a side effect without its target", changed("expected_actions.1.args", {"quantity": 22, "warehouse": "Berlin"}),
+     "t.yaml: expected_actions.1.args.sku: place_order picks its target by 'sku': give its expected value"),
+    ("free names no argument", changed("expected_actions.0.free", ["note"]),
+     "t.yaml: expected_actions.0.free: 'note' is not one of the action's args"),
 ]
 
 

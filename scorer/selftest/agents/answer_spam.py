@@ -1,0 +1,5 @@
+"""Audit agent: calls nothing and answers with every number, date, time, id and common word."""
+
+from _kit import spam
+
+print(spam())
