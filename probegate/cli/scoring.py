@@ -14,6 +14,7 @@ import typer
 
 from probegate.cli.options import JsonOption, StoreOption
 from probegate.errors import UsageError
+from probegate.ids import check_id, child_path
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -74,8 +75,9 @@ def score(
     from probegate.scorer.report.console import headline_lines, run_table
     from probegate.scorer.report.outputs import write_outputs
 
+    folder = child_path(out, check_id(run, "run"))
     result = _score(run, task_set, store)
-    paths = write_outputs(result, out / run)
+    paths = write_outputs(result, folder)
     summary = result.summary()
     if as_json:
         _echo_json(summary)
@@ -97,7 +99,8 @@ def report(
     """Score RUN, write its outputs and print the path of report.html."""
     from probegate.scorer.report.outputs import write_outputs
 
-    paths = write_outputs(_score(run, task_set, store), out / run)
+    folder = child_path(out, check_id(run, "run"))
+    paths = write_outputs(_score(run, task_set, store), folder)
     typer.echo(str(paths["report"]))
 
 
@@ -113,6 +116,8 @@ def trace(
     from probegate.scorer.pipeline import reconstruct
     from probegate.scorer.report.console import trace_footer, trace_table
 
+    check_id(run, "run")
+    check_id(task, "task")
     engine = open_engine(store)
     try:
         trajectory = reconstruct(engine, run, task, attempt, task_set)

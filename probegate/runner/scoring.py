@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from probegate import scorer
+from probegate.ids import child_path
 from probegate.tasks.loader import Task, TaskSet
 
 
@@ -42,8 +43,8 @@ def score_and_write(engine: Engine, run_id: str, task_set: TaskSet, output_dir: 
         A :class:`ScoreOutcome`; never raises for a missing or failing scorer (the
         run stays in the store, scorable later).
     """
-    out = output_dir / run_id
     try:
+        out = child_path(output_dir, run_id)
         run_score = scorer.score_run(engine, run_id, task_set.path)
         written = scorer.write_outputs(run_score, out)
     except Exception as exc:  # the run itself succeeded; say why scoring did not
