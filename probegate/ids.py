@@ -52,7 +52,7 @@ def check_id(value: str, kind: str = "run", option: str | None = None) -> str:
     """
     if not (valid_task_id(value) if kind == "task" else valid_id(value)):
         given = f"{option} {value!r}" if option else repr(value)
-        raise UsageError(f"{given} is not a usable {kind} id: {RULE}")
+        raise UsageError(f"{given} is not usable as a {kind} id: {RULE}")
     return value
 
 

@@ -71,7 +71,8 @@ def redact_row(row: Row, redactor: Redactor = SECRETS) -> Row:
     """
     if not redactor:
         return row
-    return row.model_copy(update=redact_values(row.model_dump(), redactor))
+    # a new instance, not ``model_copy``: a copy would share the ORM state of ``row``
+    return type(row)(**redact_values(row.model_dump(), redactor))
 
 
 def _stream_raw(values: dict[str, Any], events: list[dict[str, Any]], redactor: Redactor) -> tuple[bytes, bool]:
