@@ -6,7 +6,6 @@ applied with every other redaction by :func:`probegate.store.redaction.redact_ro
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 #: RFC 9110 §7.6.1 connection-specific fields, plus ``host`` (set for the upstream)

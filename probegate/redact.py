@@ -52,6 +52,10 @@ SECRET_PATTERNS = (
     r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab tokens
 )
 PII_PATTERNS = (r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}",)
+#: every match of :data:`SECRET_PATTERNS` holds one of these; text without any of them
+#: (and without a ``\u`` escape that could hide one) is skipped without running the regex
+SECRET_ANCHORS = ("sk-", "Bearer", "AKIA", "gh", "hf_", "AIza", "xox", "glpat-")
+PII_ANCHORS = ("@",)
 
 #: headers whose value is always a credential, whatever :data:`SECRET_NAME` says
 SECRET_HEADERS = frozenset(
@@ -75,7 +79,8 @@ SECRET_NAME = re.compile(r"key|token|secret|auth|passw|credential|session|cookie
 #: names that match :data:`SECRET_NAME` but carry counts (``x-ratelimit-remaining-tokens``)
 COUNT_NAME = re.compile(r"ratelimit", re.IGNORECASE)
 
-# a JSON string literal that holds at least one backslash escape
+# a JSON string literal that holds at least one backslash escape (scanned when a
+# ``\u`` or ``\/`` escape, which could hide a character of a secret, is present)
 _ESCAPED_LITERAL = re.compile(r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)+"')
 _SCHEME = re.compile(r"^(\s*[A-Za-z][\w.+-]*\s+)\S")
 _MAX_DEPTH = 4
@@ -102,17 +107,25 @@ class Redactor:
     """
 
     pattern: re.Pattern[str] | None
+    #: literals one of which every match holds (``None``: unknown, the user's own patterns)
+    anchors: tuple[str, ...] | None = None
 
     def __bool__(self) -> bool:
         return self.pattern is not None
 
+    def may_match(self, text: str) -> bool:
+        """A cheap test: ``False`` only when ``text`` certainly holds no match."""
+        if self.anchors is None or "\\u" in text:
+            return True
+        return any(anchor in text for anchor in self.anchors)
+
     # -- text -----------------------------------------------------------------------
     def text(self, value: str, _depth: int = 0) -> str:
         """``value`` with every match replaced by ``[redacted]``, escaped JSON included."""
-        if self.pattern is None or not value:
+        if self.pattern is None or not value or not self.may_match(value):
             return value
         out = self.pattern.sub(MARK, value)
-        if "\\" in out and _depth < _MAX_DEPTH:
+        if ("\\u" in out or "\\/" in out) and _depth < _MAX_DEPTH:
             out = _ESCAPED_LITERAL.sub(lambda m: self._literal(m.group(), _depth), out)
         return out
 
@@ -140,6 +153,8 @@ class Redactor:
             return self.text(value)
         if isinstance(value, bytes):
             return self.raw(value)
+        if self.anchors is not None and isinstance(value, (list, dict)) and not self.may_match(_dumped(value)):
+            return value  # one check over the serialised value instead of a walk (the common case)
         if isinstance(value, list):
             return [self.json(v) for v in value]
         if isinstance(value, dict):
@@ -190,7 +205,7 @@ class Redactor:
         clean = urlunsplit((split.scheme, netloc, split.path, self.query(split.query), split.fragment))
         return self.text(clean)
 
-    def stream(self, events: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    def stream(self, events: list[dict[str, Any]] | None, joined: Any = None) -> list[dict[str, Any]] | None:
         """Stored stream events (``{"t", "data", ...}``) scrubbed one by one and joined.
 
         The ``data`` of each event is parsed as JSON; the strings found at the same
@@ -198,11 +213,20 @@ class Redactor:
         scanned, and a match that spans several events is removed from each of them
         (the event holding its start gets the mark). Changed events are written back
         as compact JSON; then every event's ``data`` is scrubbed as text.
+
+        Args:
+            events: the stored events.
+            joined: the stream's reassembled turn, when known (``Exchange.completion``):
+                when it certainly holds no match (:meth:`may_match`), no piece of one
+                can be split across events and the join is skipped.
         """
         if events is None or self.pattern is None:
             return events
-        parsed = [_parse_data(e.get("data")) for e in events]
-        changed = _redact_joined(self.pattern, parsed)
+        changed: set[int] = set()
+        parsed: list[Any] = []
+        if joined is None or self.may_match(_dumped(joined)):
+            parsed = [_parse_data(e.get("data")) for e in events]
+            changed = _redact_joined(self.pattern, parsed)
         out = []
         for i, event in enumerate(events):
             data = event.get("data")
@@ -210,6 +234,13 @@ class Redactor:
                 data = json.dumps(parsed[i], ensure_ascii=False, separators=(",", ":"))
             out.append({**self.json({k: v for k, v in event.items() if k != "data"}), "data": self.json(data)})
         return out
+
+
+def _dumped(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # keys json cannot write: scan their text instead
+        return str(value)
 
 
 def _parse_data(data: Any) -> Any:
@@ -299,7 +330,8 @@ def make_redactor(extra: list[str] | None = None, *, pii: bool = False) -> Redac
         except re.error as exc:
             raise UsageError(f"--redact {p!r} is not a valid regex: {exc}") from None
     patterns = [*SECRET_PATTERNS, *(PII_PATTERNS if pii else ()), *(extra or [])]
-    return Redactor(re.compile("|".join(f"(?:{p})" for p in patterns)))
+    anchors = None if extra else SECRET_ANCHORS + (PII_ANCHORS if pii else ())
+    return Redactor(re.compile("|".join(f"(?:{p})" for p in patterns)), anchors)
 
 
 SECRETS = make_redactor()

@@ -51,7 +51,8 @@ def redact_values(values: dict[str, Any], redactor: Redactor = SECRETS) -> dict[
         elif name == "upstream" and isinstance(value, str):
             out[name] = redactor.url(value)
         elif name == "sse_events" and isinstance(value, list):
-            out[name] = redactor.stream(value)
+            turn = [values.get("completion"), values.get("response_body")]
+            out[name] = redactor.stream(value, turn if any(v is not None for v in turn) else None)
         else:
             out[name] = redactor.json(value)
     if isinstance(values.get("sse_events"), list) and isinstance(values.get("response_raw"), bytes):
