@@ -17,7 +17,7 @@ from typing import Any
 from probegate.gateway.headers import RawHeaders, header, to_stored
 from probegate.redact import SECRETS, Redactor
 from probegate.store.models import Exchange
-from probegate.store.redaction import redact_row
+from probegate.store.redaction import redact_row, redact_values
 from probegate.wire.decode import decode_body
 from probegate.wire.reassemble import reassemble
 from probegate.wire.sse import parse_stream
@@ -116,31 +116,30 @@ class RecordedExchange:
         model = request.get("model") if isinstance(request, dict) else None
         if model is None and isinstance(response_body, dict):
             model = response_body.get("model")
-        row = Exchange(
+        values = redact_values({  # before the payload cap can cut a secret in two
             **self._identity(),
-            ttft_ms=self.ttft_ms,
-            overhead_ms=self.overhead_ms,
-            response_body=response_body,
-            response_raw=raw,
-            stream=fmt is not None,
-            stream_format=fmt,
-            sse_events=sse_events,
-            chunks=[[round(t, 3), len(p)] for t, p in self.pieces],
-            completion=completion,
-            flags=sorted(set(flags)),
-            error="; ".join(errors) or None,
-            model=model if isinstance(model, str) else None,
-            prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
-            compat=self.compat,
+            "ttft_ms": self.ttft_ms,
+            "overhead_ms": self.overhead_ms,
+            "response_body": response_body,
+            "response_raw": raw,
+            "stream": fmt is not None,
+            "stream_format": fmt,
+            "sse_events": sse_events,
+            "chunks": [[round(t, 3), len(p)] for t, p in self.pieces],
+            "completion": completion,
+            "flags": sorted(set(flags)),
+            "error": "; ".join(errors) or None,
+            "model": model if isinstance(model, str) else None,
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+            "compat": self.compat,
             **fields,
-        )
-        row = redact_row(row, r)  # before the payload cap can cut a secret in two
-        if self.payload_cap is not None and len(row.response_raw or b"") > self.payload_cap:
-            row.response_raw = (row.response_raw or b"")[: self.payload_cap]
-            row.truncated = True
-            row.flags = sorted({*(row.flags or []), "payload_truncated"})
-        return [row]
+        }, r)
+        stored = values["response_raw"]
+        if self.payload_cap is not None and len(stored) > self.payload_cap:
+            values["response_raw"], values["truncated"] = stored[: self.payload_cap], True
+            values["flags"] = sorted({*values["flags"], "payload_truncated"})
+        return [Exchange(**values)]
 
     def _identity(self) -> dict[str, Any]:
         """The fields every row of this exchange has, whatever else could be derived."""

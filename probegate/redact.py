@@ -54,7 +54,7 @@ SECRET_PATTERNS = (
 PII_PATTERNS = (r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}",)
 #: every match of :data:`SECRET_PATTERNS` holds one of these; text without any of them
 #: (and without a ``\u`` escape that could hide one) is skipped without running the regex
-SECRET_ANCHORS = ("sk-", "Bearer", "AKIA", "gh", "hf_", "AIza", "xox", "glpat-")
+SECRET_ANCHORS = ("sk-", "Bearer", "AKIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "hf_", "AIza", "xox", "glpat-")
 PII_ANCHORS = ("@",)
 
 #: headers whose value is always a credential, whatever :data:`SECRET_NAME` says
@@ -109,6 +109,8 @@ class Redactor:
     pattern: re.Pattern[str] | None
     #: literals one of which every match holds (``None``: unknown, the user's own patterns)
     anchors: tuple[str, ...] | None = None
+    #: ``pattern`` for bytes (faster over a whole raw body than decoding it)
+    pattern_bytes: re.Pattern[bytes] | None = None
 
     def __bool__(self) -> bool:
         return self.pattern is not None
@@ -119,15 +121,22 @@ class Redactor:
             return True
         return any(anchor in text for anchor in self.anchors)
 
+    def _holds_match(self, text: str) -> bool:
+        return self.may_match(text) and (self.pattern is not None and self.pattern.search(text) is not None
+                                         or "\\u" in text or "\\/" in text)
+
     # -- text -----------------------------------------------------------------------
     def text(self, value: str, _depth: int = 0) -> str:
         """``value`` with every match replaced by ``[redacted]``, escaped JSON included."""
         if self.pattern is None or not value or not self.may_match(value):
             return value
-        out = self.pattern.sub(MARK, value)
-        if ("\\u" in out or "\\/" in out) and _depth < _MAX_DEPTH:
-            out = _ESCAPED_LITERAL.sub(lambda m: self._literal(m.group(), _depth), out)
-        return out
+        return self._literals(self.pattern.sub(MARK, value), _depth)
+
+    def _literals(self, text: str, depth: int) -> str:
+        """Scan the JSON string literals of ``text`` whose escapes could hide a match."""
+        if ("\\u" in text or "\\/" in text) and depth < _MAX_DEPTH:
+            return _ESCAPED_LITERAL.sub(lambda m: self._literal(m.group(), depth), text)
+        return text
 
     def _literal(self, literal: str, depth: int) -> str:
         try:
@@ -141,9 +150,17 @@ class Redactor:
         """Bytes scrubbed as UTF-8 text (undecodable bytes are kept as they are)."""
         if self.pattern is None or not value:
             return value
-        text = value.decode("utf-8", errors="surrogateescape")
-        clean = self.text(text)
-        return value if clean == text else clean.encode("utf-8", errors="surrogateescape")
+        if self.pattern_bytes is None:
+            text = value.decode("utf-8", errors="surrogateescape")
+            clean = self.text(text)
+            return value if clean == text else clean.encode("utf-8", errors="surrogateescape")
+        if self.anchors is not None and b"\\u" not in value and not any(a.encode() in value for a in self.anchors):
+            return value
+        out = self.pattern_bytes.sub(MARK.encode(), value)
+        if b"\\u" in out or b"\\/" in out:
+            text = out.decode("utf-8", errors="surrogateescape")
+            out = self._literals(text, 0).encode("utf-8", errors="surrogateescape")
+        return out
 
     def json(self, value: Any) -> Any:
         """A JSON value with every string (keys too) redacted; bytes as :meth:`raw`."""
@@ -217,14 +234,14 @@ class Redactor:
         Args:
             events: the stored events.
             joined: the stream's reassembled turn, when known (``Exchange.completion``):
-                when it certainly holds no match (:meth:`may_match`), no piece of one
-                can be split across events and the join is skipped.
+                when it holds no match, no secret is split across the events' text and
+                the join is skipped (the common case, and the costly part).
         """
         if events is None or self.pattern is None:
             return events
         changed: set[int] = set()
         parsed: list[Any] = []
-        if joined is None or self.may_match(_dumped(joined)):
+        if joined is None or self._holds_match(_dumped(joined)):
             parsed = [_parse_data(e.get("data")) for e in events]
             changed = _redact_joined(self.pattern, parsed)
         out = []
@@ -331,7 +348,12 @@ def make_redactor(extra: list[str] | None = None, *, pii: bool = False) -> Redac
             raise UsageError(f"--redact {p!r} is not a valid regex: {exc}") from None
     patterns = [*SECRET_PATTERNS, *(PII_PATTERNS if pii else ()), *(extra or [])]
     anchors = None if extra else SECRET_ANCHORS + (PII_ANCHORS if pii else ())
-    return Redactor(re.compile("|".join(f"(?:{p})" for p in patterns)), anchors)
+    joined = "|".join(f"(?:{p})" for p in patterns)
+    try:
+        as_bytes: re.Pattern[bytes] | None = re.compile(joined.encode())
+    except (re.error, UnicodeEncodeError):  # a user's regex that only makes sense for text
+        as_bytes = None
+    return Redactor(re.compile(joined), anchors, as_bytes)
 
 
 SECRETS = make_redactor()
