@@ -60,6 +60,26 @@ def redact_values(values: dict[str, Any], redactor: Redactor = SECRETS) -> dict[
         out["response_raw"] = raw
         if rebuilt:
             out["flags"] = sorted({*(out.get("flags") or []), REBUILT_FLAG})
+    if isinstance(values.get("response_raw"), bytes) and isinstance(values.get("chunks"), list):
+        out["chunks"] = _resized(values["chunks"], len(values["response_raw"]), len(out["response_raw"] or b""))
+    return out
+
+
+def _resized(chunks: list[Any], old_len: int, new_len: int) -> list[Any]:
+    """Chunk sizes that add up to the scrubbed body again (a replay keeps its pacing):
+    each piece boundary moves in proportion; arrival offsets stay."""
+    try:
+        sizes = [int(size) for _, size in chunks]
+    except (TypeError, ValueError):
+        return chunks
+    if old_len == new_len or not sizes or sum(sizes) != old_len or old_len == 0:
+        return chunks
+    out, done, edge = [], 0, 0
+    for (t, _), size in zip(chunks, sizes):
+        done += size
+        end = round(done * new_len / old_len)
+        out.append([t, end - edge])
+        edge = end
     return out
 
 

@@ -149,3 +149,12 @@ def test_every_table(row: Run | ProbeCall | WorldState) -> None:
     clean = redact_row(row)
     assert KEY not in json.dumps(clean.model_dump(mode="json"))
     assert clean.model_dump(include={"id", "run_id", "task_id"}) == row.model_dump(include={"id", "run_id", "task_id"})
+
+
+def test_chunk_sizes_follow_the_scrubbed_body() -> None:
+    raw = f"data: {KEY}\n\n".encode() * 3
+    chunks = [[1.0, 10], [2.0, len(raw) - 20], [3.0, 10]]
+    clean = redact_row(Exchange(run_id="r", task_id="t", response_raw=raw, chunks=chunks))
+    assert clean.response_raw == f"data: {MARK}\n\n".encode() * 3
+    assert [t for t, _ in clean.chunks or []] == [1.0, 2.0, 3.0]
+    assert sum(size for _, size in clean.chunks or []) == len(clean.response_raw)
