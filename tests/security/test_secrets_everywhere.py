@@ -1,6 +1,7 @@
 """No secret in any stored field: secrets sent through every route never reach a table,
 an export bundle or an output file (both stores; a real gateway, ScriptedUpstream,
-the openai SDK, the probes' REST door, the runner's Run writes, the CLI).
+the openai SDK, the probes' REST door, the mitmproxy intercept door, the runner's Run
+writes, the CLI).
 
 Every secret below holds the word ``SECRET`` in a place no redaction mark or split
 leaves whole, so one search for it finds any piece of any of them that survived.
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import ssl
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import httpx
@@ -21,7 +24,12 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
+with warnings.catch_warnings():  # mitmproxy's default addons import ldap3 -> pyasn1 (a DeprecationWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import mitmproxy.addons.proxyauth  # noqa: F401
+
 from probegate.cli import app
+from probegate.probes.intercept import HttpBackend, InterceptProxy
 from probegate.redact import MARK
 from probegate.runner.runs import create_run, update_run
 from probegate.store.models import Exchange, ProbeCall
@@ -37,6 +45,7 @@ ORG = "org-SECRET-0003"
 QUERY_KEY = "q-SECRET-0004"
 MAIL = "mia.hansen@leakcorp.example"  # PII: only with --redact-pii
 NEEDLES = ("SECRET", "leakcorp")
+MAPPING = Path(__file__).resolve().parents[2] / "probes" / "mappings" / "example.yaml"
 
 runner = CliRunner()
 
@@ -105,7 +114,18 @@ def test_no_secret_in_any_stored_field(upstream, gateway_factory, engine: Engine
                         headers={"x-auth-token": TOKEN}, timeout=30)
     assert called.status_code == 200 and called.json()["to"] == MAIL
 
-    # 4. the runner's Run row: upstream URL and the final answer kept in params
+    # 4. the intercept proxy (HTTPS to a mapped host): the agent's own API credential and body
+    proxy = InterceptProxy(MAPPING, HttpBackend(gw.url), port=0, confdir=tmp_path / "mitm").start()
+    try:
+        verify = ssl.create_default_context(cafile=str(proxy.ca_path))
+        with httpx.Client(proxy=proxy.proxy_url(RUN, TASK, 0), verify=verify, timeout=60, trust_env=False) as mitm:
+            sent = mitm.post("https://api.mail.example/v1/messages", headers={"authorization": f"Bearer {KEY}"},
+                             content=('{"to": "%s", "subject": "s", "body": "%s"}' % (MAIL, ESCAPED_KEY)).encode())
+    finally:
+        proxy.stop()
+    assert sent.status_code == 200 and sent.json()["to"] == MAIL
+
+    # 5. the runner's Run row: upstream URL and the final answer kept in params
     create_run(engine, RUN, task_set=str(TASKS_DIR), harness="fc", model="m",
                upstream=f"http://127.0.0.1:1/v1?key={QUERY_KEY}", params={"outcomes": {}})
     update_run(engine, RUN, params={"outcomes": {f"{TASK}/0": {"final_answer": f"Done. The key was {KEY}."}}})
@@ -123,7 +143,8 @@ def test_no_secret_in_any_stored_field(upstream, gateway_factory, engine: Engine
     with Session(engine) as session:
         exchanges = session.exec(select(Exchange).order_by(Exchange.seq)).all()
         calls = session.exec(select(ProbeCall)).all()
-    assert len(exchanges) == 2 and len(calls) == 1 and exchanges[1].stream
+    assert len(exchanges) == 2 and len(calls) == 2 and exchanges[1].stream
+    assert sorted(c.via for c in calls) == ["direct", "mitm"]
     assert exchanges[0].request_headers["x-goog-api-key"] == MARK
     assert exchanges[0].request_headers["authorization"] == f"Bearer {MARK}"
     assert exchanges[1].completion["assistant"]["content"] == f"Your key is {MARK}; write to {MARK}."
