@@ -104,9 +104,9 @@ def parse_path(path: str, run: str = ADHOC_RUN, task: str = ADHOC_TASK) -> Targe
         task: task id for bare routes (from ``x-probegate-task``).
 
     Returns:
-        The :class:`Target` (with ``problem`` set, attributed to ``adhoc`` when an id is
-        unusable, when the request must be refused), or ``None`` when the path is not a
-        gateway route (an unusable id in the path included).
+        The :class:`Target`, or ``None`` when the path is not a gateway route. A target
+        with ``problem`` set must be refused (400); when an id in the URL or a header
+        is unusable, it is attributed to ``adhoc`` / ``-``, never to that id.
     """
     segments = path.split("/")[1:]
     if segments and segments[0] != "r":
@@ -118,12 +118,18 @@ def parse_path(path: str, run: str = ADHOC_RUN, task: str = ADHOC_TASK) -> Targe
         if not valid_task_id(task):
             return found._replace(problem=f"bad_attribution: x-probegate-task {task!r} is not a usable id")
         return found._replace(run=run, task=task)
-    if len(segments) < 4 or not (valid_id(segments[1]) and valid_id(segments[2])):
+    if len(segments) < 4:
         return None
     run, task = segments[1], segments[2]
     if segments[3].isdigit() and len(segments[3]) <= 9:
-        return _route(segments[4:], run, task, int(segments[3]), "/" + "/".join(segments[:4]))
-    return _route(segments[3:], run, task, 0, "/" + "/".join(segments[:3]))
+        found = _route(segments[4:], run, task, int(segments[3]), "/" + "/".join(segments[:4]))
+    else:
+        found = _route(segments[3:], run, task, 0, "/" + "/".join(segments[:3]))
+    if found is None or (valid_id(run) and valid_id(task)):
+        return found
+    which, value = ("run", run) if not valid_id(run) else ("task", task)
+    problem = f"bad_attribution: the {which} id {value!r} in the URL is not a usable id"
+    return found._replace(run=ADHOC_RUN, task=ADHOC_TASK, attempt=0, prefix="", problem=problem)
 
 
 def attempt_prefix(run: str, task: str, attempt: int | None = None) -> str:

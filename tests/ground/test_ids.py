@@ -121,7 +121,12 @@ def test_attribution_headers_follow_the_rule(run: str, task: str, problem: str |
         assert (target.run, target.task) == ("adhoc", "-")  # never an unchecked id
 
 
-def test_ids_in_the_url_follow_the_rule() -> None:
-    assert parse_path("/r/run1/t1/0/v1/models") is not None
-    assert parse_path("/r/../t1/0/v1/models") is None
-    assert parse_path("/r/run1/t1\n/0/v1/models") is None
+@pytest.mark.parametrize(
+    "path", ["/r/../t1/0/v1/models", "/r/run1/t1\n/0/v1/models", "/r/-/t1/v1/models", "/r/a\x00/t/tools/get_weather"]
+)
+def test_ids_in_the_url_follow_the_rule(path: str) -> None:
+    assert parse_path("/r/run1/t1/0/v1/models") == ("run1", "t1", 0, "model", "/v1/models", "/r/run1/t1/0", None)
+    target = parse_path(path)
+    assert target is not None and target.problem is not None and target.problem.startswith("bad_attribution")
+    assert (target.run, target.task, target.attempt) == ("adhoc", "-", 0)
+    assert parse_path("/r/../t1/0/nothing") is None

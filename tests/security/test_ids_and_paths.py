@@ -44,6 +44,16 @@ def test_unusable_attribution_header_is_a_recorded_400(upstream, gateway: Gatewa
     assert row.error is not None and row.error.startswith("bad_attribution") and row.request_body == {"model": "m", "messages": []}
 
 
+@pytest.mark.parametrize("path", ["/r/%2e%2e/t1/0/v1/chat/completions", "/r/run1/t%0a1/v1/chat/completions", "/r/-x/t1/v1/models"])
+def test_unusable_id_in_the_url_is_a_recorded_400(upstream, gateway: Gateway, path: str) -> None:
+    script, _ = upstream
+    answer = httpx.post(f"{gateway.url}{path}", json={"model": "m"}, timeout=30)
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "bad_attribution"
+    assert script.requests == []
+    (row,) = _exchanges(gateway)
+    assert (row.run_id, row.task_id, row.status_code) == ("adhoc", "-", 400)
+
+
 @pytest.mark.parametrize(
     "path",
     [
