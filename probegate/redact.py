@@ -239,9 +239,12 @@ class Redactor:
         """
         if events is None or self.pattern is None:
             return events
+        split_possible = joined is None or self._holds_match(_dumped(joined))
+        if not split_possible and self.anchors is not None and not self.may_match(_dumped(events)):
+            return events  # one check over the whole stream (the common case)
         changed: set[int] = set()
         parsed: list[Any] = []
-        if joined is None or self._holds_match(_dumped(joined)):
+        if split_possible:
             parsed = [_parse_data(e.get("data")) for e in events]
             changed = _redact_joined(self.pattern, parsed)
         out = []
@@ -249,7 +252,8 @@ class Redactor:
             data = event.get("data")
             if i in changed:
                 data = json.dumps(parsed[i], ensure_ascii=False, separators=(",", ":"))
-            out.append({**self.json({k: v for k, v in event.items() if k != "data"}), "data": self.json(data)})
+            meta = {k: v for k, v in event.items() if k != "data"}
+            out.append({**meta, **self.json({k: v for k, v in meta.items() if isinstance(v, str)}), "data": self.json(data)})
         return out
 
 

@@ -41,9 +41,12 @@ def redact_values(values: dict[str, Any], redactor: Redactor = SECRETS) -> dict[
     if not redactor:
         return dict(values)
     out: dict[str, Any] = {}
+    stream = isinstance(values.get("sse_events"), list) and isinstance(values.get("response_raw"), bytes)
     for name, value in values.items():
         if name in IDENTITY or value is None or isinstance(value, (bool, int, float)):
             out[name] = value
+        elif name == "response_raw" and stream:
+            continue  # scrubbed with its events, below
         elif name in ("request_headers", "response_headers"):
             out[name] = redactor.headers(value)
         elif name == "query" and isinstance(value, str):
@@ -55,7 +58,7 @@ def redact_values(values: dict[str, Any], redactor: Redactor = SECRETS) -> dict[
             out[name] = redactor.stream(value, turn if any(v is not None for v in turn) else None)
         else:
             out[name] = redactor.json(value)
-    if isinstance(values.get("sse_events"), list) and isinstance(values.get("response_raw"), bytes):
+    if stream:
         raw, rebuilt = _stream_raw(values, out["sse_events"], redactor)
         out["response_raw"] = raw
         if rebuilt:
