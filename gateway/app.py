@@ -44,9 +44,10 @@ class GatewayConfig:
         token: when set, every route needs ``Authorization: Bearer <token>``.
         queue_size: capture queue bound (items).
         compat: opt-in request shims (``probegate.gateway.compat`` rule specs), off by default.
-        redact: extra regexes scrubbed from stored bodies (API keys and bearer tokens
-            always are).
-        redact_pii: also scrub e-mail addresses from stored bodies.
+        redact: extra regexes scrubbed from every stored row (API keys, bearer tokens
+            and credential headers always are); set on the writer, so probe calls and
+            world states get them too.
+        redact_pii: also scrub e-mail addresses from every stored row.
         replay: answer from a recorded run (``--replay``) instead of, or before, the
             upstream.
         replay_store: the store holding the replayed run (default: ``store``).
@@ -145,6 +146,8 @@ def create_gateway(
     engine = engine or open_store(config.store)
     own_writer = writer is None
     writer = writer or CaptureWriter(engine, maxsize=config.queue_size)
+    # one redaction list for every row this gateway stores: exchanges, probe calls, worlds
+    writer.redactor = make_redactor(config.redact, pii=config.redact_pii)
     transport = transport or _transport(config, engine)
     rules = parse_rules(config.compat)
     forwarder = Forwarder(
@@ -153,7 +156,6 @@ def create_gateway(
             max_body=config.max_body,
             timeout_s=config.upstream_timeout,
             payload_cap=config.payload_cap,
-            redactor=make_redactor(config.redact, pii=config.redact_pii),
         ),
         transport,
         writer,

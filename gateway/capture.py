@@ -2,7 +2,9 @@
 
 The pass-through only appends ``(offset ms, bytes)`` pieces to a
 :class:`RecordedExchange`; decoding, SSE parsing and reassembly run in the writer
-thread when :meth:`RecordedExchange.to_rows` is called.
+thread when :meth:`RecordedExchange.to_rows` is called, and so does redaction
+(:func:`probegate.store.redaction.redact_row`, with the writer's redactor): the
+queue holds the raw recording, the rows that leave it are scrubbed.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from probegate.gateway.headers import RawHeaders, header, to_stored
-from probegate.redact import Redactor, make_redactor
+from probegate.redact import SECRETS, Redactor
 from probegate.store.models import Exchange
+from probegate.store.redaction import redact_row, redact_values
 from probegate.wire.decode import decode_body
 from probegate.wire.reassemble import reassemble
 from probegate.wire.sse import parse_stream
@@ -69,7 +72,8 @@ class RecordedExchange:
     payload_cap: int | None = None
     compat: list[dict[str, Any]] | None = None
     request_original: bytes | None = None
-    redactor: Redactor = field(default_factory=make_redactor)
+    #: set by the writer to its own (:meth:`probegate.store.writer.CaptureWriter.rows_of`)
+    redactor: Redactor = SECRETS
 
     def _request_fields(self) -> dict[str, Any]:
         ok, body = _parse_json(self.request_body)
@@ -106,43 +110,36 @@ class RecordedExchange:
         usage = (completion or {}).get("usage") or {}
         flags = list((completion or {}).get("flags") or [])
         r = self.redactor
-        if r:
-            fields = {k: (r.raw(v) if isinstance(v, bytes) else r.json(v)) for k, v in fields.items()}
-            response_body, completion, sse_events = r.json(response_body), r.json(completion), r.json(sse_events)
-            if decoded is raw:
-                raw = r.raw(raw)
-            elif r.raw(decoded) != decoded:
-                raw = r.raw(decoded)  # a secret inside a compressed body: keep a decoded, redacted copy
-                flags.append("raw_decoded_for_redaction")
-        truncated = False
-        if self.payload_cap is not None and len(raw) > self.payload_cap:
-            raw, truncated = raw[: self.payload_cap], True
-            flags.append("payload_truncated")
+        if r and decoded is not raw and r.raw(decoded) != decoded:
+            raw = decoded  # a secret inside a compressed body: keep a decoded, redacted copy
+            flags.append("raw_decoded_for_redaction")
         model = request.get("model") if isinstance(request, dict) else None
         if model is None and isinstance(response_body, dict):
             model = response_body.get("model")
-        return [
-            Exchange(
-                **self._identity(),
-                ttft_ms=self.ttft_ms,
-                overhead_ms=self.overhead_ms,
-                response_body=response_body,
-                response_raw=raw,
-                stream=fmt is not None,
-                stream_format=fmt,
-                sse_events=sse_events,
-                chunks=[[round(t, 3), len(p)] for t, p in self.pieces],
-                completion=completion,
-                flags=sorted(set(flags)),
-                error="; ".join(errors) or None,
-                model=model if isinstance(model, str) else None,
-                prompt_tokens=usage.get("prompt_tokens"),
-                completion_tokens=usage.get("completion_tokens"),
-                truncated=truncated,
-                compat=self.compat,
-                **fields,
-            )
-        ]
+        values = redact_values({  # before the payload cap can cut a secret in two
+            **self._identity(),
+            "ttft_ms": self.ttft_ms,
+            "overhead_ms": self.overhead_ms,
+            "response_body": response_body,
+            "response_raw": raw,
+            "stream": fmt is not None,
+            "stream_format": fmt,
+            "sse_events": sse_events,
+            "chunks": [[round(t, 3), len(p)] for t, p in self.pieces],
+            "completion": completion,
+            "flags": sorted(set(flags)),
+            "error": "; ".join(errors) or None,
+            "model": model if isinstance(model, str) else None,
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+            "compat": self.compat,
+            **fields,
+        }, r)
+        stored = values["response_raw"]
+        if self.payload_cap is not None and len(stored) > self.payload_cap:
+            values["response_raw"], values["truncated"] = stored[: self.payload_cap], True
+            values["flags"] = sorted({*values["flags"], "payload_truncated"})
+        return [Exchange(**values)]
 
     def _identity(self) -> dict[str, Any]:
         """The fields every row of this exchange has, whatever else could be derived."""
@@ -164,12 +161,11 @@ class RecordedExchange:
         }
 
     def fallback_rows(self, exc: BaseException) -> list[Exchange]:
-        """A minimal row with the raw bytes when building the full row failed."""
-        return [
-            Exchange(
-                **self._identity(),
-                request_raw=self.request_body,
-                response_raw=b"".join(p for _, p in self.pieces),
-                error=f"capture_build_failed: {exc!r}" + (f"; {self.error}" if self.error else ""),
-            )
-        ]
+        """A minimal row with the raw bytes (scrubbed) when building the full row failed."""
+        row = Exchange(
+            **self._identity(),
+            request_raw=self.request_body,
+            response_raw=b"".join(p for _, p in self.pieces),
+            error=f"capture_build_failed: {exc!r}" + (f"; {self.error}" if self.error else ""),
+        )
+        return [redact_row(row, self.redactor)]

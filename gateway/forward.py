@@ -22,7 +22,6 @@ import httpx
 from probegate.urls import Target
 from probegate.gateway.capture import RecordedExchange, stream_format
 from probegate.gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
-from probegate.redact import Redactor, make_redactor
 from probegate.gateway.replay import REPLAY_EXTENSION, TARGET_EXTENSION
 from probegate.gateway.upstream import UpstreamFailure, classify, upstream_url
 from probegate.store.models import new_id, utcnow
@@ -55,7 +54,9 @@ class ForwardConfig:
         timeout_s: longest wait for the upstream's next bytes (s); longer gets 504.
         connect_timeout_s: longest wait to connect (s).
         payload_cap: largest response body stored per exchange (bytes); ``None`` = all.
-        redactor: what is scrubbed from stored bodies (never from forwarded ones).
+
+    What is scrubbed from stored rows is the writer's business
+    (:attr:`probegate.store.writer.CaptureWriter.redactor`); forwarded bytes never are.
     """
 
     upstream: str
@@ -63,7 +64,6 @@ class ForwardConfig:
     timeout_s: float = 600.0
     connect_timeout_s: float = 10.0
     payload_cap: int | None = None
-    redactor: Redactor = field(default_factory=make_redactor)
 
 
 def openai_error(status: int, code: str, message: str) -> bytes:
@@ -113,7 +113,6 @@ class Forwarder:
             request_headers=list(scope.get("headers", [])),
             request_body=b"",
             payload_cap=self.config.payload_cap,
-            redactor=self.config.redactor,
         )
         try:
             rec.request_body = await self._read_body(receive)
@@ -124,6 +123,11 @@ class Forwarder:
         except ClientDisconnected:
             rec.error = "client_disconnected"
             await self._finish(rec, t0)
+            return
+        if target.problem is not None:  # an unusable id or path: refused, recorded
+            rec.error = target.problem
+            code, _, message = target.problem.partition(": ")
+            await self._answer_error(send, rec, t0, 400, code, message)
             return
         body = rec.request_body
         headers = request_headers_for_upstream(rec.request_headers)
@@ -163,8 +167,11 @@ class Forwarder:
     async def _send_upstream(
         self, method: str, target: Target, query: str, headers: RawHeaders, body: bytes
     ) -> httpx.Response:
-        url = upstream_url(self.config.upstream, target.rest, query)
-        request = httpx.Request(method, url, headers=headers, content=body or None)
+        try:
+            url = upstream_url(self.config.upstream, target.rest, query)
+            request = httpx.Request(method, url, headers=headers, content=body or None)
+        except httpx.InvalidURL as exc:  # a query or header httpx will not send
+            raise UpstreamFailure(400, "bad_request", f"cannot forward this request: {exc}") from exc
         timeout = httpx.Timeout(self.config.timeout_s, connect=self.config.connect_timeout_s)
         request.extensions["timeout"] = timeout.as_dict()
         request.extensions[TARGET_EXTENSION] = target  # for transports that answer by task (replay)

@@ -1,8 +1,11 @@
-"""Header rules for the pass-through (pure): hop-by-hop removal and redaction."""
+"""Header rules for the pass-through (pure): hop-by-hop removal and the stored form.
+
+Which stored headers are credentials is :func:`probegate.redact.secret_name`'s rule,
+applied with every other redaction by :func:`probegate.store.redaction.redact_row`.
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 #: RFC 9110 §7.6.1 connection-specific fields, plus ``host`` (set for the upstream)
@@ -20,11 +23,6 @@ HOP_BY_HOP = frozenset(
         "upgrade",
     }
 )
-REDACTED_HEADERS = frozenset(
-    {"authorization", "api-key", "x-api-key", "cookie", "set-cookie", "proxy-authorization"}
-)
-REDACTED = "[redacted]"
-_BEARER = re.compile(r"^(\s*\w+\s+).+$")
 
 RawHeaders = list[tuple[bytes, bytes]]
 
@@ -55,20 +53,12 @@ def response_headers_for_client(headers: RawHeaders) -> RawHeaders:
     return [(n, v) for n, v in headers if n.lower().decode("latin-1") not in drop]
 
 
-def redact_value(value: str) -> str:
-    """Keep an auth scheme (``Bearer``) but never the secret."""
-    match = _BEARER.match(value)
-    return f"{match.group(1)}{REDACTED}" if match else REDACTED
-
-
 def to_stored(headers: RawHeaders) -> dict[str, str]:
-    """Headers as stored: lower-case names, secrets redacted, repeats joined by ``, ``."""
+    """Headers as stored, before redaction: lower-case names, repeats joined by ``, ``."""
     out: dict[str, str] = {}
     for raw_name, raw_value in headers:
         name = raw_name.decode("latin-1").lower()
         value = raw_value.decode("latin-1")
-        if name in REDACTED_HEADERS:
-            value = redact_value(value)
         out[name] = f"{out[name]}, {value}" if name in out else value
     return out
 

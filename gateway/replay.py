@@ -176,8 +176,11 @@ class ReplayTransport(httpx.AsyncBaseTransport):
 
     def _answer(self, ex: Exchange) -> httpx.Response:
         headers = [(k, v) for k, v in (ex.response_headers or {}).items() if k not in HOP_BY_HOP]
-        if ex.truncated:
-            headers = [(k, v) for k, v in headers if k != "content-length"]
+        raw = ex.response_raw or b""
+        if ex.truncated or any(k == "content-length" and v.strip() != str(len(raw)) for k, v in headers):
+            headers = [(k, v) for k, v in headers if k != "content-length"]  # redacted or cut
+        if {"raw_decoded_for_redaction", "raw_rebuilt_for_redaction"} & set(ex.flags or []):
+            headers = [(k, v) for k, v in headers if k != "content-encoding"]  # stored decoded
         return httpx.Response(
             ex.status_code or 200,
             headers=headers,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from typing import Literal
+from urllib.parse import quote
 
 import httpx
 
@@ -63,10 +64,15 @@ def upstream_url(base: str, path: str, query: str) -> str:
 
     ``http://h:8080`` + ``/v1/models`` -> ``http://h:8080/v1/models``;
     ``http://h:8080/v1`` + ``/v1/models`` -> ``http://h:8080/v1/models``.
+
+    ``path`` is the decoded path (ASGI ``scope["path"]``); characters that cannot
+    stand in a path as they are (``%``, space, non-ASCII) are percent-encoded again,
+    so an encoded character never turns into syntax on the way upstream.
     """
     base = base.rstrip("/")
     if base.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
         path = path[3:]
+    path = quote(path, safe="/:@!$&'()*+,;=~")
     return f"{base}{path}" + (f"?{query}" if query else "")
 
 

@@ -5,6 +5,12 @@ Agent frameworks only let users set ``base_url``, so attribution travels in the 
 ``/tools[/{tool}]`` for probes). A bare ``/v1/...`` or ``/api/...`` belongs to run
 ``adhoc``, task ``-``, unless ``x-probegate-run`` / ``x-probegate-task`` headers say
 otherwise.
+
+Ids follow the one rule of :mod:`probegate.ids`, whether they come from the path or
+from those headers. A model route's path is normalised (``.`` and ``..`` segments
+removed) and refused when it would leave its API prefix (``/v1/../secret``), holds a
+control character or an encoded ``?`` / ``#`` / backslash: such a request is answered
+400 and recorded, never forwarded.
 """
 
 from __future__ import annotations
@@ -12,10 +18,12 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
-ADHOC_RUN = "adhoc"
-ADHOC_TASK = "-"
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+\-]{0,127}$")
+from probegate.ids import ADHOC_RUN, ADHOC_TASK, valid_id, valid_task_id
+
+__all__ = ["ADHOC_RUN", "ADHOC_TASK", "Target", "attempt_prefix", "normalise_model_path", "parse_path", "valid_id"]
+
 _ROUTE_ROOTS = ("v1", "api", "tools")
+_BAD_PATH_CHARS = re.compile(r"[\x00-\x1f\x7f?#\\]")
 
 Kind = Literal["model", "tools"]
 
@@ -31,6 +39,8 @@ class Target(NamedTuple):
         rest: the upstream path (``/v1/chat/completions``) or, for tools, the tool
             name (``""`` for the catalogue).
         prefix: the attribution prefix that was stripped (``/r/run/task/0``).
+        problem: why the request must be refused with a 400 (an unusable id in a
+            header, a path leaving its API prefix), else ``None``.
     """
 
     run: str
@@ -39,11 +49,35 @@ class Target(NamedTuple):
     kind: Kind
     rest: str
     prefix: str
+    problem: str | None = None
 
 
-def valid_id(value: str) -> bool:
-    """Whether ``value`` is usable as a run or task id in a URL."""
-    return bool(_ID.match(value))
+def normalise_model_path(path: str) -> str:
+    """Remove ``.`` / ``..`` segments from a model route's path, keeping its API prefix.
+
+    ``/v1/chat/./completions`` -> ``/v1/chat/completions``. Repeated slashes are
+    kept (the upstream sees what the client sent, minus dot segments).
+
+    Raises:
+        ValueError: the path holds a control character (``%00 %09 %0a %0d %7f``...),
+            an encoded ``?`` / ``#`` or a backslash, or a ``..`` would leave the first
+            segment (``/v1/../secret``).
+    """
+    bad = _BAD_PATH_CHARS.search(path)
+    if bad:
+        raise ValueError(f"the path holds {bad.group()!r}, which a model route cannot carry")
+    segments = path.split("/")[1:]
+    kept: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if len(kept) <= 1:
+                raise ValueError("the path leaves its API prefix (a '..' segment)")
+            kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    if segments and segments[-1] in (".", "..") and kept:
+        kept.append("")  # "/v1/a/." names the folder "/v1/a/"
+    return "/" + "/".join(kept)
 
 
 def _route(segments: list[str], run: str, task: str, attempt: int, prefix: str) -> Target | None:
@@ -54,7 +88,11 @@ def _route(segments: list[str], run: str, task: str, attempt: int, prefix: str) 
             return None
         tool = segments[1] if len(segments) == 2 else ""
         return Target(run, task, attempt, "tools", tool, prefix)
-    return Target(run, task, attempt, "model", "/" + "/".join(segments), prefix)
+    path = "/" + "/".join(segments)
+    try:
+        return Target(run, task, attempt, "model", normalise_model_path(path), prefix)
+    except ValueError as exc:
+        return Target(run, task, attempt, "model", path, prefix, f"bad_path: {exc}")
 
 
 def parse_path(path: str, run: str = ADHOC_RUN, task: str = ADHOC_TASK) -> Target | None:
@@ -62,21 +100,36 @@ def parse_path(path: str, run: str = ADHOC_RUN, task: str = ADHOC_TASK) -> Targe
 
     Args:
         path: the URL path (no query).
-        run: run id for bare routes.
-        task: task id for bare routes.
+        run: run id for bare routes (from ``x-probegate-run``).
+        task: task id for bare routes (from ``x-probegate-task``).
 
     Returns:
-        The :class:`Target`, or ``None`` when the path is not a gateway route.
+        The :class:`Target`, or ``None`` when the path is not a gateway route. A target
+        with ``problem`` set must be refused (400); when an id in the URL or a header
+        is unusable, it is attributed to ``adhoc`` / ``-``, never to that id.
     """
     segments = path.split("/")[1:]
     if segments and segments[0] != "r":
-        return _route(segments, run, task, 0, "")
-    if len(segments) < 4 or not (valid_id(segments[1]) and valid_id(segments[2])):
+        found = _route(segments, ADHOC_RUN, ADHOC_TASK, 0, "")
+        if found is None:
+            return None
+        if not valid_id(run):
+            return found._replace(problem=f"bad_attribution: x-probegate-run {run!r} is not a usable id")
+        if not valid_task_id(task):
+            return found._replace(problem=f"bad_attribution: x-probegate-task {task!r} is not a usable id")
+        return found._replace(run=run, task=task)
+    if len(segments) < 4:
         return None
     run, task = segments[1], segments[2]
     if segments[3].isdigit() and len(segments[3]) <= 9:
-        return _route(segments[4:], run, task, int(segments[3]), "/" + "/".join(segments[:4]))
-    return _route(segments[3:], run, task, 0, "/" + "/".join(segments[:3]))
+        found = _route(segments[4:], run, task, int(segments[3]), "/" + "/".join(segments[:4]))
+    else:
+        found = _route(segments[3:], run, task, 0, "/" + "/".join(segments[:3]))
+    if found is None or (valid_id(run) and valid_id(task)):
+        return found
+    which, value = ("run", run) if not valid_id(run) else ("task", task)
+    problem = f"bad_attribution: the {which} id {value!r} in the URL is not a usable id"
+    return found._replace(run=ADHOC_RUN, task=ADHOC_TASK, attempt=0, prefix="", problem=problem)
 
 
 def attempt_prefix(run: str, task: str, attempt: int | None = None) -> str:

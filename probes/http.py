@@ -12,14 +12,16 @@ proxy does) to be logged as such.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from sqlalchemy.engine import Engine
 
+from probegate.errors import UsageError
+from probegate.ids import check_id
 from probegate.urls import ADHOC_RUN, ADHOC_TASK, Target, parse_path
 from probegate.store.writer import CaptureWriter
 from probegate.probes.service import ProbeService
@@ -30,12 +32,26 @@ from probegate.probes.worlds import WorldError, load_world
 PREFIXES = ("/r/{run}/{task}", "/r/{run}/{task}/{attempt:int}", "")
 
 
+def _id_rule(kind: str) -> AfterValidator:
+    def check(value: str) -> str:
+        try:
+            return check_id(value, kind)
+        except UsageError as exc:  # pydantic wants ValueError
+            raise ValueError(str(exc)) from None
+
+    return AfterValidator(check)
+
+
+RunId = Annotated[str, _id_rule("run")]
+TaskId = Annotated[str, _id_rule("task")]
+
+
 class ResetRequest(BaseModel):
     """Body of ``POST /probegate/attempts/reset``."""
 
     model_config = ConfigDict(extra="forbid")
-    run: str
-    task: str
+    run: RunId
+    task: TaskId
     attempt: int = Field(0, ge=0)
     world: str = "default"
     world_patch: dict[str, Any] = Field(default_factory=dict)
@@ -47,8 +63,8 @@ class VerifyRequest(BaseModel):
     """Body of ``POST /probegate/verify``."""
 
     model_config = ConfigDict(extra="forbid")
-    run: str
-    task: str
+    run: RunId
+    task: TaskId
     attempt: int = Field(0, ge=0)
     checks: list[dict[str, Any]]
 
@@ -63,6 +79,8 @@ def _target(request: Request) -> Target:
     target = parse_path(request.url.path, run=run, task=task)
     if target is None or target.kind != "tools":
         raise HTTPException(404, "not a probe route")
+    if target.problem is not None:
+        raise HTTPException(400, target.problem)
     return target
 
 

@@ -8,6 +8,7 @@ import typer
 
 from probegate.cli.options import StoreOption
 from probegate.errors import UsageError
+from probegate.ids import check_id
 
 store_app = typer.Typer(help="Store upkeep.", no_args_is_help=True)
 
@@ -26,6 +27,7 @@ def export(
     from probegate.store.bundle import export_run
     from probegate.tasks.loader import load_task_set
 
+    check_id(run, "run")
     snapshot = load_task_set(task_set).snapshot() if task_set else None
     summary = export_run(open_store(store), run, output, task_snapshot=snapshot,
                          redactor=make_redactor(redact, pii=redact_pii))
@@ -39,12 +41,11 @@ def import_(
     store: str | None = StoreOption,
 ) -> None:
     """Load a bundle into the store, all or nothing; then `probegate score RUN` rescores it."""
-    from probegate.urls import valid_id
     from probegate.store import open_store
     from probegate.store.bundle import import_bundle
 
-    if as_run is not None and not valid_id(as_run):
-        raise UsageError(f"--as {as_run!r} is not a usable run id (letters, digits, . _ : @ + -)")
+    if as_run is not None:
+        check_id(as_run, "run", "--as")
     summary = import_bundle(open_store(store), bundle, rename=as_run)
     counts = ", ".join(f"{v} {k}" for k, v in summary.counts.items())
     typer.echo(f"imported run {summary.run} ({counts})")

@@ -14,6 +14,7 @@ import typer
 
 from probegate.cli.options import JsonOption, MaxInteropOption, StoreOption
 from probegate.errors import UsageError
+from probegate.ids import check_id, child_path
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -91,8 +92,9 @@ def score(
     from probegate.scorer.report.outputs import write_outputs
     from probegate.scorer.report.validity import invalid_line
 
+    folder = child_path(out, check_id(run, "run"))
     result = _score(run, task_set, store, max_interop)
-    paths = write_outputs(result, out / run)
+    paths = write_outputs(result, folder)
     summary = result.summary()
     if as_json:
         _invalid_first([line] if (line := invalid_line(summary["validity"], run)) else [], True)
@@ -117,8 +119,9 @@ def report(
     from probegate.scorer.report.outputs import write_outputs
     from probegate.scorer.report.validity import invalid_line
 
+    folder = child_path(out, check_id(run, "run"))
     result = _score(run, task_set, store, max_interop)
-    paths = write_outputs(result, out / run)
+    paths = write_outputs(result, folder)
     _invalid_first([line] if (line := invalid_line(result.summary()["validity"], run)) else [], False)
     typer.echo(str(paths["report"]))
 
@@ -135,6 +138,8 @@ def trace(
     from probegate.scorer.pipeline import reconstruct
     from probegate.scorer.report.console import trace_footer, trace_table
 
+    check_id(run, "run")
+    check_id(task, "task")
     engine = open_engine(store)
     try:
         trajectory = reconstruct(engine, run, task, attempt, task_set)

@@ -1,7 +1,7 @@
 """The runner's writes to the capture store: the ``Run`` row and its status.
 
 The runner only writes (insert, then updates by primary key); it never reads
-captures. Each attempt's harness outcome (stop reason, error, final answer) goes
+captures. Both writes are scrubbed (:mod:`probegate.store.redaction`), as every stored row is. Each attempt's harness outcome (stop reason, error, final answer) goes
 into ``Run.params["outcomes"]["<task>/<attempt>"]`` as it finishes, so a crashed or
 interrupted run still says how far each attempt got, and the scorer can see what
 no wire shows (a sandbox stop, a timeout, the printed answer of ``code``).
@@ -19,9 +19,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from probegate.urls import valid_id
+from probegate.ids import check_id
 from probegate.errors import UsageError
 from probegate.store.models import Run, utcnow
+from probegate.store.redaction import redact_row, redact_values
 
 RunStatus = str  # running | done | interrupted | failed
 
@@ -44,9 +45,7 @@ def check_run_id(run_id: str) -> str:
     Raises:
         UsageError: it cannot.
     """
-    if not valid_id(run_id):
-        raise UsageError(f"--run-id {run_id!r} is not usable: letters, digits and ._:@+- only, 1-128 characters")
-    return run_id
+    return check_id(run_id, "run", "--run-id")
 
 
 def create_run(
@@ -66,7 +65,7 @@ def create_run(
     """
     from probegate import __version__
 
-    row = Run(
+    row = redact_row(Run(
         id=run_id,
         task_set=task_set,
         harness=harness,
@@ -75,7 +74,7 @@ def create_run(
         params=params,
         status="running",
         probegate_version=__version__,
-    )
+    ))
     try:
         with Session(engine) as session:
             session.add(row)
@@ -90,7 +89,8 @@ def finish_run(engine: Engine, run_id: str, status: RunStatus) -> None:
 
 
 def update_run(engine: Engine, run_id: str, **values: Any) -> None:
-    """Set columns of the run (``status``, ``params``) by primary key."""
+    """Set columns of the run (``status``, ``params``) by primary key, scrubbed like every
+    stored row (the final answers in ``params["outcomes"]`` may quote a secret)."""
     with Session(engine) as session:
-        session.execute(update(Run).where(Run.id == run_id).values(**values))  # type: ignore[arg-type]
+        session.execute(update(Run).where(Run.id == run_id).values(**redact_values(values)))  # type: ignore[arg-type]
         session.commit()

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from probegate import scorer
+from probegate.ids import child_path
 from probegate.tasks.loader import Task, TaskSet
 
 
@@ -45,8 +46,8 @@ def score_and_write(
         A :class:`ScoreOutcome`; never raises for a missing or failing scorer (the
         run stays in the store, scorable later).
     """
-    out = output_dir / run_id
     try:
+        out = child_path(output_dir, run_id)
         run_score = replace(scorer.score_run(engine, run_id, task_set.path), max_interop=max_interop)
         written = scorer.write_outputs(run_score, out)
     except Exception as exc:  # the run itself succeeded; say why scoring did not

@@ -11,7 +11,9 @@ Layout (gzip, one JSON object per line)::
 
 Import reads and checks the whole bundle before it writes anything (a truncated or
 corrupted bundle is refused and nothing is half-imported), refuses a newer format
-version, and never clashes with what the target store holds: a run id that exists
+version, refuses unusable run and task ids (:mod:`probegate.ids`), scrubs every row
+(a bundle from an older probegate may hold secrets), and never clashes with what the
+target store holds: a run id that exists
 is refused unless renamed (``--as``); exchange and probe-call ids that exist get
 new ids.
 """
@@ -33,10 +35,12 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel
 
-from probegate.redact import Redactor
+from probegate.redact import SECRETS, Redactor
 from probegate.errors import UsageError
+from probegate.ids import RULE, valid_id, valid_task_id
 from probegate.store.migrate import head_revision
 from probegate.store.models import Exchange, ProbeCall, Run, WorldState, new_id
+from probegate.store.redaction import redact_values
 
 FORMAT = "probegate-bundle"
 VERSION = 1
@@ -69,11 +73,8 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def _row_json(row: SQLModel, redactor: Redactor | None) -> dict[str, Any]:
-    data = row.model_dump()
-    if redactor:
-        data = {k: (redactor.raw(v) if isinstance(v, bytes) else redactor.json(v)) for k, v in data.items()}
-    return {k: _encode(v) for k, v in data.items()}
+def _row_json(row: SQLModel, redactor: Redactor) -> dict[str, Any]:
+    return {k: _encode(v) for k, v in redact_values(row.model_dump(), redactor).items()}
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def export_run(
     path: Path,
     *,
     task_snapshot: dict[str, Any] | None = None,
-    redactor: Redactor | None = None,
+    redactor: Redactor = SECRETS,
 ) -> BundleSummary:
     """Write ``run_id`` and everything recorded under it to ``path``.
 
@@ -101,7 +102,8 @@ def export_run(
             ``adhoc``, are exported with a minimal run row).
         path: the bundle file to write (gzip JSON lines).
         task_snapshot: a task set snapshot to store with the run when it has none.
-        redactor: scrubs bodies on the way out (secrets, PII).
+        redactor: scrubs every row on the way out (secrets always, whatever the
+            store holds; PII and the user's own patterns when asked).
 
     Raises:
         UsageError: nothing is recorded under ``run_id``.
@@ -201,7 +203,13 @@ def import_bundle(engine: Engine, path: Path, *, rename: str | None = None) -> B
         BundleError: the bundle is unusable, or its run id already exists in the store.
     """
     header, items = read_bundle(path)
-    run_id = rename or str(header.get("run"))
+    run_id = rename or header.get("run")
+    if not valid_id(run_id):
+        raise BundleError(f"{path} names run {run_id!r}, which is not a usable run id ({RULE}); "
+                          "import it under another id with --as NEW_ID")
+    bad = sorted({str(row.get("task_id")) for kind, row in items if kind != "run" and not valid_task_id(row.get("task_id"))})
+    if bad:
+        raise BundleError(f"{path} holds task id(s) that are not usable ({RULE}): {', '.join(map(repr, bad[:5]))}")
     with Session(engine) as session:
         if session.get(Run, run_id) is not None:
             hint = "" if rename else " (import it under another id with --as NEW_ID)"
@@ -214,7 +222,7 @@ def import_bundle(engine: Engine, path: Path, *, rename: str | None = None) -> B
             _fresh_ids(session, KINDS[kind], by_kind[kind])
         for kind, model in KINDS.items():
             if by_kind[kind]:
-                values = [model.model_validate(row).model_dump() for row in by_kind[kind]]
+                values = [redact_values(model.model_validate(row).model_dump()) for row in by_kind[kind]]
                 session.execute(insert(model), values)
         session.commit()
     return BundleSummary(run_id, {k: len(v) for k, v in by_kind.items() if v})

@@ -5,6 +5,14 @@ queue is full, :meth:`CaptureWriter.submit` waits for room (back-pressure) inste
 dropping a capture. A batch that the database refuses is retried row by row; a row
 that still cannot be written is appended to the spill file (JSON lines) so that
 nothing is lost silently, and the failure is counted in :attr:`CaptureWriter.stats`.
+
+Nothing reaches the queue, the spill file or the store unredacted: a plain row or an
+upsert is scrubbed by :func:`~probegate.store.redaction.redact_row` when it is
+submitted (before it is queued); a :class:`Capture` builds its rows in the writer
+thread and :meth:`CaptureWriter.rows_of` scrubs them as they are built (a capture
+that redacts its own rows, such as the gateway's ``RecordedExchange``, is handed the
+writer's redactor instead, so its stream and raw body are scrubbed before a payload
+cap cuts them).
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel
 
+from probegate.redact import SECRETS, Redactor
+from probegate.store.redaction import redact_row
+
 log = logging.getLogger("probegate.store")
 
 _STOP = object()
@@ -32,7 +43,12 @@ _STOP = object()
 
 @runtime_checkable
 class Capture(Protocol):
-    """Anything the writer accepts besides a plain row: it builds its rows off the hot path."""
+    """Anything the writer accepts besides a plain row: it builds its rows off the hot path.
+
+    A capture with a ``redactor`` attribute scrubs its own rows with it (the writer
+    sets it to its own before building); the rows of any other capture are scrubbed
+    by the writer.
+    """
 
     def to_rows(self) -> list[SQLModel]: ...
 
@@ -94,6 +110,8 @@ class CaptureWriter:
         linger_s: after the first capture of a batch, wait this long (s) for more, so
             a steady trickle is committed in a few transactions instead of one each
             (each commit costs CPU that competes with the event loop for the GIL).
+        redactor: what is scrubbed from every row (default: secrets; it always
+            includes them, see :func:`probegate.redact.make_redactor`).
     """
 
     def __init__(
@@ -104,8 +122,10 @@ class CaptureWriter:
         batch: int = 256,
         spill_path: str | Path | None = None,
         linger_s: float = 0.05,
+        redactor: Redactor = SECRETS,
     ) -> None:
         self.engine = engine
+        self.redactor = redactor
         self.batch = batch
         self.linger_s = linger_s
         self.spill_path = Path(spill_path) if spill_path else Path("probegate-spill.jsonl")
@@ -144,8 +164,31 @@ class CaptureWriter:
         return self._queue.unfinished_tasks
 
     # -- producers ---------------------------------------------------------------
+    def prepared(self, item: SQLModel | Capture | Upsert) -> SQLModel | Capture | Upsert:
+        """What is queued for ``item``: a row or upsert scrubbed, a capture as it is."""
+        if isinstance(item, Upsert):
+            return Upsert(redact_row(item.row, self.redactor))
+        if isinstance(item, SQLModel):
+            return redact_row(item, self.redactor)
+        return item
+
     def submit_nowait(self, item: SQLModel | Capture | Upsert) -> bool:
-        """Enqueue without waiting; ``False`` when the queue is full."""
+        """Enqueue without waiting (rows are scrubbed first); ``False`` when the queue is full."""
+        return self._put_nowait(self.prepared(item))
+
+    async def submit(self, item: SQLModel | Capture | Upsert) -> None:
+        """Enqueue from the event loop; waits for room when the queue is full."""
+        item = self.prepared(item)
+        if not self._put_nowait(item):
+            await asyncio.to_thread(self._queue.put, item)
+            self.stats.queued += 1
+
+    def submit_blocking(self, item: SQLModel | Capture | Upsert) -> None:
+        """Enqueue from a plain thread; waits for room when the queue is full."""
+        self._queue.put(self.prepared(item))
+        self.stats.queued += 1
+
+    def _put_nowait(self, item: SQLModel | Capture | Upsert) -> bool:
         try:
             self._queue.put_nowait(item)
         except queue.Full:
@@ -153,16 +196,16 @@ class CaptureWriter:
         self.stats.queued += 1
         return True
 
-    async def submit(self, item: SQLModel | Capture | Upsert) -> None:
-        """Enqueue from the event loop; waits for room when the queue is full."""
-        if not self.submit_nowait(item):
-            await asyncio.to_thread(self._queue.put, item)
-            self.stats.queued += 1
+    def rows_of(self, item: Capture) -> list[SQLModel]:
+        """The scrubbed rows of a capture (where a capture's rows are built).
 
-    def submit_blocking(self, item: SQLModel | Capture | Upsert) -> None:
-        """Enqueue from a plain thread; waits for room when the queue is full."""
-        self._queue.put(item)
-        self.stats.queued += 1
+        Raises:
+            Exception: whatever building the rows raised.
+        """
+        if hasattr(item, "redactor"):
+            setattr(item, "redactor", self.redactor)  # it scrubs its own rows, before any payload cap
+            return list(item.to_rows())
+        return [redact_row(row, self.redactor) for row in item.to_rows()]
 
     # -- consumer ----------------------------------------------------------------
     def _run(self) -> None:
@@ -201,14 +244,14 @@ class CaptureWriter:
 
     def _rows(self, item: Any) -> list[SQLModel | Upsert]:
         if isinstance(item, (SQLModel, Upsert)):
-            return [item]
+            return [item]  # scrubbed when submitted
         try:
-            return list(item.to_rows())
+            return list(self.rows_of(item))
         except Exception as exc:  # a bug in row building must not lose the capture
             log.exception("building capture rows failed")
             self._note_error(f"building rows failed: {exc!r}")
             fallback = getattr(item, "fallback_rows", None)
-            return list(fallback(exc)) if fallback else []
+            return [redact_row(row, self.redactor) for row in fallback(exc)] if fallback else []
 
     def _write(self, rows: list[SQLModel | Upsert]) -> None:
         if not rows:

@@ -13,7 +13,7 @@ import binascii
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from probegate.urls import ADHOC_RUN, ADHOC_TASK, valid_id
+from probegate.ids import ADHOC_RUN, ADHOC_TASK, valid_id
 
 USAGE = "proxy credentials must be RUN:TASK or RUN:TASK/ATTEMPT, e.g. http://run1:t01@127.0.0.1:8080"
 

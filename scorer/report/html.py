@@ -2,7 +2,8 @@
 
 Charts are Plotly figures with plotly.js embedded once (inline, no CDN); tables and
 the step-by-step trace views come from a Jinja2 template with autoescaping (model
-output is untrusted text).
+output is untrusted text). Every value the template prints is scrubbed of secrets
+first (the environment's ``finalize``), whatever the store holds.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 import plotly.graph_objects as go  # type: ignore[import-untyped]
 
+from probegate.redact import SECRETS
 from probegate.scorer.judge.failures import LABELS
 from probegate.scorer.report.metrics import AttemptResult
 from probegate.scorer.judge.reach import DIMENSIONS
@@ -38,9 +41,17 @@ def num(value: float | None, places: int = 2) -> str:
     return f"{value:,.{places}f}" if isinstance(value, float) else f"{value:,}"
 
 
+def _scrubbed(value: Any) -> Any:
+    """What the template prints: text without secrets; markup (the charts) as it is."""
+    if value is None or isinstance(value, (markupsafe.Markup, bool, int, float)):
+        return value
+    return SECRETS.text(value if isinstance(value, str) else str(value))
+
+
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
+        finalize=_scrubbed,
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=jinja2.select_autoescape(["html"]),
         undefined=jinja2.StrictUndefined,

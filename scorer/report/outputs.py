@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from probegate.ids import child_path
+from probegate.redact import SECRETS
 from probegate.scorer.report.metrics import AttemptResult
 from probegate.scorer.report.summary import RunScore, stable
 
@@ -106,12 +108,16 @@ def write_outputs(run_score: RunScore, out_dir: Path) -> dict[str, Path]:
     """Write every output of a scored run into ``out_dir`` (normally ``runs/<run>``).
 
     Trace files of attempts no longer present are removed from ``out_dir/traces``.
+    Every file is scrubbed of secrets (:data:`probegate.redact.SECRETS`), whatever the
+    store holds (a store written by an older probegate may hold some); a trace file is
+    written only inside ``out_dir/traces`` (:func:`probegate.ids.child_path`).
 
     Returns:
         ``{"summary": path, "scores": path, "traces": dir, "report": path}``.
 
     Raises:
         OSError: the folder cannot be written.
+        UsageError: a task id would name a file outside ``out_dir/traces``.
     """
     from probegate.scorer.report.html import render_report
 
@@ -121,13 +127,13 @@ def write_outputs(run_score: RunScore, out_dir: Path) -> dict[str, Path]:
     summary = run_score.summary()
     paths = {"summary": out_dir / "summary.json", "scores": out_dir / "scores.csv", "traces": traces,
              "report": out_dir / "report.html", "timing": out_dir / "timing.json"}
-    paths["summary"].write_text(dump_json(summary), encoding="utf-8")
+    paths["summary"].write_text(dump_json(SECRETS.json(summary)), encoding="utf-8")
     paths["timing"].write_text(dump_json(run_score.timing()), encoding="utf-8")
-    paths["scores"].write_text(scores_csv(run_score), encoding="utf-8")
+    paths["scores"].write_text(SECRETS.text(scores_csv(run_score)), encoding="utf-8")
     written = set()
     for result in run_score.results:
         name = trace_name(result)
-        (traces / name).write_text(dump_json(trace_document(result)), encoding="utf-8")
+        child_path(traces, name).write_text(dump_json(SECRETS.json(trace_document(result))), encoding="utf-8")
         written.add(name)
     for stale in traces.glob("*.json"):
         if stale.name not in written:

@@ -120,3 +120,31 @@ def test_ignore_model(recorded, tmp_path) -> None:
 def test_replaying_an_unknown_run_is_a_usage_error(engine) -> None:
     with pytest.raises(UsageError, match="no replayable exchange"):
         build_app(GatewayConfig(upstream="", replay=ReplaySettings("nope")), engine=engine)
+
+
+def test_a_redacted_recording_still_replays(tmp_path, gateway_factory) -> None:
+    """A scrubbed body is shorter or longer than the one answered: the replay drops the
+    stale ``content-length`` and serves the scrubbed bytes at the recorded pacing."""
+    key = "sk-proj-abcdefghijklmnopqrstuvwx"
+    script = ScriptedUpstream([Turn(f"the key is {key}"), Turn(f"streamed {key} here")])
+    upstream = serve_in_thread(script)
+    try:
+        gw = gateway_factory(upstream.url)
+        client = openai.OpenAI(base_url=gw.base("rec", "t1", 0), api_key="x", max_retries=0)
+        plain = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "a"}])
+        assert plain.choices[0].message.content == f"the key is {key}"
+        list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "b"}], stream=True))
+        gw.flush()
+    finally:
+        upstream.stop()
+    server, store, writer = _replay_gateway(gw.engine, tmp_path, timing="recorded")
+    try:
+        again = openai.OpenAI(base_url=f"{server.url}/r/again/t1/0/v1", api_key="x", max_retries=0)
+        first = again.chat.completions.create(model="m", messages=[{"role": "user", "content": "a"}])
+        stream = again.chat.completions.create(model="m", messages=[{"role": "user", "content": "b"}], stream=True)
+        second = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    finally:
+        server.stop()
+        writer.close()
+    assert first.choices[0].message.content == "the key is [redacted]"
+    assert second == "streamed [redacted] here"

@@ -31,6 +31,6 @@ def test_export_then_import(tmp_path: Path) -> None:
     renamed = _cli("import", str(bundle), "--store", target, "--as", "r9b")
     assert renamed.returncode == 0 and "imported run r9b" in renamed.stdout
     bad_name = _cli("import", str(bundle), "--store", target, "--as", "no/slash")
-    assert bad_name.returncode == 2 and "not a usable run id" in bad_name.stderr
+    assert bad_name.returncode == 2 and "not usable as a run id" in bad_name.stderr
     missing = _cli("export", "nope", "-o", str(tmp_path / "n.gz"), "--store", source)
     assert missing.returncode == 2 and "nothing is recorded" in missing.stderr

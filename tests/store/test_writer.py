@@ -96,3 +96,31 @@ def test_nul_characters_are_stored_on_both_stores(engine) -> None:
         exchange = session.exec(select(Exchange)).one()
     assert call.raw_args in ("a\x00b", "a\ufffdb")
     assert exchange.request_raw == b"\x00raw"
+
+
+KEY = "sk-proj-SECRETabcdefghijklmnop"
+
+
+def test_rows_are_scrubbed_before_they_are_queued(engine) -> None:
+    """A plain row or an upsert is scrubbed in ``submit*``, so nothing queued (or spooled,
+    or spilled) holds a secret; a capture's rows are scrubbed where they are built."""
+    from probegate.gateway.capture import RecordedExchange
+    from probegate.redact import MARK, make_redactor
+    from probegate.store import new_id, utcnow
+
+    writer = CaptureWriter(engine, redactor=make_redactor(pii=True))  # not started: items stay queued
+    writer.submit_blocking(ProbeCall(run_id="r", task_id="t", tool="send_email", raw_args=f'{{"to": "a@b.example", "k": "{KEY}"}}'))
+    writer.submit_nowait(Upsert(WorldState(run_id="r", task_id="t", state={"outbox": [{"to": "a@b.example", "body": KEY}]})))
+    queued = list(writer._queue.queue)
+    assert len(queued) == 2
+    dumped = json.dumps([queued[0].model_dump(mode="json"), queued[1].row.model_dump(mode="json")])
+    assert "SECRET" not in dumped and "b.example" not in dumped and MARK in dumped
+
+    capture = RecordedExchange(id=new_id(), run_id="r", task_id="t", attempt=0, seq=0, started_at=utcnow(), method="POST",
+                               path="/v1/chat/completions", query=f"key={KEY}",
+                               request_headers=[(b"x-goog-api-key", b"goog-SECRET")], request_body=b'{"a": "x@y.example"}')
+    (row,) = writer.rows_of(capture)
+    assert "SECRET" not in json.dumps(row.model_dump(mode="json")) and row.request_body == {"a": MARK}
+    writer.start()
+    writer.close()
+    assert _count(engine, ProbeCall) == 1 and _count(engine, WorldState) == 1
