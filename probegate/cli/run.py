@@ -180,6 +180,16 @@ def run(
     compat: list[str] = typer.Option(
         [], "--compat", help="Opt-in request shims for the in-process gateway (see probegate serve --help)."
     ),
+    executor: str = typer.Option(
+        "local", "--executor", help="Where attempts run: local (this process) or celery (`probegate worker`s)."
+    ),
+    broker: str | None = typer.Option(
+        None, "--broker", envvar="PROBEGATE_BROKER", help="Celery broker URL for --executor celery (redis://..., amqp://...)."
+    ),
+    queue: str = typer.Option("probegate", "--queue", help="Broker queue the workers consume (--executor celery)."),
+    max_tries: int = typer.Option(
+        3, "--max-tries", help="Deliveries of one attempt (its worker lost each time) before it is recorded as an error."
+    ),
 ) -> None:
     """Run a task set through one agent harness (or several, one run each) and score it.
 
@@ -210,6 +220,10 @@ def run(
         output_dir=output_dir,
         model_path=model_path,
         compat=tuple(compat),
+        executor=executor,
+        broker=broker,
+        queue=queue,
+        max_tries=max_tries,
     )
     console = Console(stderr=True)
     for note in notes:
