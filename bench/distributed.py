@@ -98,14 +98,15 @@ def workers(n: int, broker: str, store: str, queue: str, log_dir: Path | None = 
             **options: Any) -> Iterator[list[subprocess.Popen[bytes]]]:
     """``n`` worker processes for the ``with`` block, all stopped at its end."""
     procs: list[subprocess.Popen[bytes]] = []
-    try:
-        for i in range(n):
-            log = (log_dir / f"worker-{i}.log").open("wb") if log_dir else subprocess.DEVNULL
-            procs.append(subprocess.Popen(worker_args(broker, store, queue, **options), stdout=log,
-                                          stderr=subprocess.STDOUT))
-        yield procs
-    finally:
-        stop_workers(procs)
+    with contextlib.ExitStack() as logs:
+        try:
+            for i in range(n):
+                log: Any = logs.enter_context((log_dir / f"worker-{i}.log").open("wb")) if log_dir else subprocess.DEVNULL
+                procs.append(subprocess.Popen(worker_args(broker, store, queue, **options), stdout=log,
+                                              stderr=subprocess.STDOUT))
+            yield procs
+        finally:
+            stop_workers(procs)
 
 
 def purge_queue(broker: str, queue: str) -> None:

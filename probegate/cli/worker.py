@@ -32,8 +32,8 @@ def worker(
         raise UsageError("--store URL is required: the workers and the coordinator share one store")
     if concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
-    if visibility_timeout < 30:
-        raise UsageError(f"--visibility-timeout must be at least 30 s, got {visibility_timeout:g}")
+    if visibility_timeout < 20:
+        raise UsageError(f"--visibility-timeout must be at least 20 s, got {visibility_timeout:g}")
     for url in model_endpoint:
         if not url.startswith(("http://", "https://")):
             raise UsageError(f"--model-endpoint must be an http(s) URL, got {url!r}")
