@@ -99,6 +99,7 @@ def test_a_worker_killed_mid_attempt_still_gives_every_attempt_scored_once(
 
     run_id = "killed-run"
     result: dict[str, object] = {}
+    open_store(pg_url).dispose()  # migrated here, not by two threads at once
     with scripted_model(0.7) as model, workers(3, BROKER, pg_url, queue, log_dir=tmp_path,
                                                visibility_timeout=30) as procs:
         config = _config(pg_url, model.url, tmp_path, run_id, repeats=2, executor="celery", broker=BROKER,
