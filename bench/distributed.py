@@ -130,6 +130,8 @@ class Measurement:
     attempts_per_hour: float
     per_worker_per_hour: float
     passed: int
+    rows_per_attempt: float
+    store_bytes_per_attempt: float
 
 
 def busy_seconds(store: str, run_id: str) -> float:
@@ -140,6 +142,20 @@ def busy_seconds(store: str, run_id: str) -> float:
     start = min(r.started_at for r in rows)
     end = max(r.finished_at or r.started_at for r in rows)
     return (end - start).total_seconds()
+
+
+def store_footprint(store: str) -> tuple[int, int]:
+    """``(rows, bytes)`` of exchanges, probe calls, world states and claims in the store
+    (PostgreSQL: tables with their indexes and TOAST)."""
+    from sqlalchemy import text
+
+    engine = open_store(store)
+    tables = ("exchange", "probecall", "worldstate", "attemptclaim")
+    with engine.connect() as conn:
+        rows = sum(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in tables)
+        size = sum(conn.execute(text(f"SELECT pg_total_relation_size('{t}')")).scalar_one() for t in tables)
+    engine.dispose()
+    return rows, size
 
 
 def measure(n: int, attempts: int, latency_s: float, broker: str, store: str, out: Path) -> Measurement:
@@ -155,7 +171,9 @@ def measure(n: int, attempts: int, latency_s: float, broker: str, store: str, ou
     seconds = busy_seconds(store, run_id)
     done = len(report.outcomes)
     rate = done / seconds * 3600
-    return Measurement(n, done, round(seconds, 2), round(rate), round(rate / n), sum(bool(o.passed) for o in report.outcomes))
+    rows, size = store_footprint(store)
+    return Measurement(n, done, round(seconds, 2), round(rate), round(rate / n),
+                       sum(bool(o.passed) for o in report.outcomes), round(rows / done, 1), round(size / done))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             m = measure(n, args.attempts, args.latency_ms / 1000, args.broker, store, args.out)
         results.append(m)
         print(f"{m.workers} worker(s): {m.attempts} attempts in {m.seconds:.1f} s = {m.attempts_per_hour:,.0f}/h "
-              f"({m.per_worker_per_hour:,.0f}/h per worker), {m.passed} passed", file=sys.stderr)
+              f"({m.per_worker_per_hour:,.0f}/h per worker), {m.passed} passed, {m.rows_per_attempt} rows and "
+              f"{m.store_bytes_per_attempt:,.0f} store bytes per attempt", file=sys.stderr)
     base = results[0].attempts_per_hour / results[0].workers
     print("| workers | attempts | seconds | attempts/hour | per worker | speed-up |")
     print("|---:|---:|---:|---:|---:|---:|")
