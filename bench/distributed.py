@@ -10,6 +10,8 @@ attempt of the ``fc`` harness on ``bench/distributed_tasks`` makes 3 model calls
 ``--attempts`` attempts goes through ``probegate run --executor celery``; the rate is
 attempts over the time from the first attempt's claim to the last one's end, read
 from the store (worker start-up is left out). Each worker runs one attempt at a time.
+Then the store's ingest rate: exchange rows of a real call's size committed in batches of
+50 from 1 and 4 connections at once (``--ingest``).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def scripted_model(latency_s: float) -> Iterator[RunningServer]:
 
 
 def worker_args(broker: str, store: str, queue: str, *, model_endpoint: str | None = None,
-                visibility_timeout: float = 3600.0, concurrency: int = 1) -> list[str]:
+                visibility_timeout: float = 900.0, concurrency: int = 1) -> list[str]:
     """The command line of one ``probegate worker``."""
     args = [sys.executable, "-m", "probegate", "worker", "--broker", broker, "--store", store, "--queue", queue,
             "--concurrency", str(concurrency), "--visibility-timeout", str(visibility_timeout)]
@@ -146,16 +148,55 @@ def busy_seconds(store: str, run_id: str) -> float:
 
 def store_footprint(store: str) -> tuple[int, int]:
     """``(rows, bytes)`` of exchanges, probe calls, world states and claims in the store
-    (PostgreSQL: tables with their indexes and TOAST)."""
+    (PostgreSQL: the rows' stored size, ``pg_column_size``; indexes and page slack not included)."""
     from sqlalchemy import text
 
     engine = open_store(store)
     tables = ("exchange", "probecall", "worldstate", "attemptclaim")
     with engine.connect() as conn:
         rows = sum(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in tables)
-        size = sum(conn.execute(text(f"SELECT pg_total_relation_size('{t}')")).scalar_one() for t in tables)
+        size = sum(conn.execute(text(f"SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {t} t")).scalar_one()
+                   for t in tables)
     engine.dispose()
     return rows, size
+
+
+def pg_ingest(store: str, writers: int, rows: int = 4000, batch: int = 50) -> tuple[float, float]:
+    """How fast the store takes exchange rows from ``writers`` concurrent connections, each
+    committing ``batch`` rows at a time (as a worker's capture writer does): ``(rows/s, MB/s)``.
+
+    The rows are the size of a real model call's (a 6 KB request with its raw bytes, a
+    1 KB completion); building them is done before the clock starts."""
+    import threading
+
+    from sqlalchemy import insert
+
+    from probegate.store import Exchange
+
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "x" * 3000}], "tools": [{"n": "y" * 500}]}
+    raw = json.dumps(body).encode()
+    row = {"run_id": "ingest", "task_id": "t", "path": "/v1/chat/completions", "request_body": body,
+           "request_raw": raw, "response_body": {"choices": [{"message": {"content": "z" * 1000}}]},
+           "response_raw": b"z" * 1200, "status_code": 200}
+    per = rows // writers
+    chunks = [[{**row, "id": f"{w}-{i}", "attempt": w, "seq": i} for i in range(per)] for w in range(writers)]
+    engine = open_store(store)
+    size = len(json.dumps({k: v for k, v in row.items() if not isinstance(v, bytes)})) + len(raw) + 1200
+
+    def write(mine: list[dict[str, Any]]) -> None:
+        for start in range(0, len(mine), batch):
+            with engine.begin() as conn:
+                conn.execute(insert(Exchange), mine[start:start + batch])
+
+    threads = [threading.Thread(target=write, args=(c,)) for c in chunks]
+    began = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - began
+    engine.dispose()
+    return per * writers / seconds, per * writers * size / seconds / 1e6
 
 
 def measure(n: int, attempts: int, latency_s: float, broker: str, store: str, out: Path) -> Measurement:
@@ -185,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres", default=PG_DEFAULT, help="the PostgreSQL server (a fresh schema per worker count)")
     parser.add_argument("--out", type=Path, default=Path("runs"), help="where the runs' reports go")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--ingest", default="1,4", help="concurrent writers for the store ingest measurement ('' skips)")
     args = parser.parse_args(argv)
     facts = machine_line(machine())
     print(facts, f"load {loadavg()}", file=sys.stderr)
@@ -202,9 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     for m in results:
         print(f"| {m.workers} | {m.attempts} | {m.seconds:.1f} | {m.attempts_per_hour:,.0f} | "
               f"{m.per_worker_per_hour:,.0f} | {m.attempts_per_hour / base:.2f}x |")
+    ingest = {}
+    for w in (int(x) for x in args.ingest.split(",") if x):
+        with temp_store("postgres", args.postgres) as store:
+            per_s, mb_s = pg_ingest(store, w)
+        ingest[w] = {"rows_per_s": round(per_s), "mb_per_s": round(mb_s, 1)}
+        print(f"store ingest, {w} writer(s): {per_s:,.0f} exchange rows/s ({mb_s:.1f} MB/s)")
     if args.json:
         args.json.write_text(json.dumps({"machine": facts, "load_after": loadavg(), "latency_ms": args.latency_ms,
-                                         "results": [m.__dict__ for m in results]}, indent=2))
+                                         "results": [m.__dict__ for m in results], "ingest": ingest}, indent=2))
     return 0
 
 

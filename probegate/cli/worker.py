@@ -21,7 +21,7 @@ def worker(
     queue: str = typer.Option("probegate", "--queue", help="Broker queue to consume (the run's --queue)."),
     concurrency: int = typer.Option(1, "--concurrency", help="Attempts this worker runs at once."),
     visibility_timeout: float = typer.Option(
-        3600.0, "--visibility-timeout",
+        900.0, "--visibility-timeout",
         help="Seconds before Redis hands an unacknowledged attempt to another worker; attempts are cut off below it.",
     ),
     loglevel: str = typer.Option("WARNING", "--loglevel", help="Celery's log level."),

@@ -34,7 +34,7 @@ from probegate.runner.worker import AttemptJob, AttemptWorker, job_for, outcome_
 #: The one task's name (what the coordinator sends, what workers register).
 TASK_NAME = "probegate.attempt"
 #: Default seconds an unacknowledged job waits on Redis before it is delivered again.
-VISIBILITY_TIMEOUT_S = 3600.0
+VISIBILITY_TIMEOUT_S = 900.0
 #: Times a job that raised is retried before the attempt is recorded as an error.
 JOB_RETRIES = 2
 #: Seconds between the coordinator's looks at the store.
