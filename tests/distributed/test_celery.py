@@ -19,10 +19,11 @@ import pytest
 import redis
 from sqlmodel import Session, select
 
-from bench.distributed import MODEL, TASKS, busy_seconds, purge_queue, scripted_model, workers
+from bench.distributed import MODEL, TASKS, busy_seconds, purge_queue, scripted_model, stock_agent, workers
 from probegate.runner.claims import claims
 from probegate.runner.execute import RunConfig, execute
 from probegate.store import Exchange, open_store
+from probegate.testing import ScriptedUpstream, serve_in_thread
 
 pytestmark = pytest.mark.postgres
 
@@ -142,3 +143,24 @@ def test_more_workers_finish_a_model_bound_load_sooner(pg_url: str, queue: str, 
     # 6 attempts x 3 model calls x 0.6 s: about 11 s on one worker, about half on two;
     # a generous bound, so a busy machine does not fail it
     assert seconds[2] < 0.8 * seconds[1], seconds
+
+
+def test_each_worker_drives_its_own_model_server(pg_url: str, queue: str, tmp_path: Path) -> None:
+    scripts = [ScriptedUpstream(handler=stock_agent(0.3)) for _ in range(2)]
+    servers = [serve_in_thread(script) for script in scripts]
+    logs = [tmp_path / "w1", tmp_path / "w2"]
+    for log in logs:
+        log.mkdir()
+    try:
+        with workers(1, BROKER, pg_url, queue, log_dir=logs[0], model_endpoint=servers[0].url), \
+                workers(1, BROKER, pg_url, queue, log_dir=logs[1], model_endpoint=servers[1].url):
+            # the coordinator names no model server: the workers bring theirs
+            report = execute(RunConfig(task_set=str(TASKS), harness="fc", model=MODEL, store=pg_url,
+                                       run_id="own-models", output_dir=tmp_path, task_timeout=60, repeats=2,
+                                       executor="celery", broker=BROKER, queue=queue))
+    finally:
+        for server in servers:
+            server.stop()
+    served = [len(script.requests) for script in scripts]
+    assert report.status == "done" and len(report.outcomes) == 6 and all(o.passed for o in report.outcomes)
+    assert sum(served) == 18 and min(served) > 0, served
