@@ -164,3 +164,28 @@ def test_each_worker_drives_its_own_model_server(pg_url: str, queue: str, tmp_pa
     served = [len(script.requests) for script in scripts]
     assert report.status == "done" and len(report.outcomes) == 6 and all(o.passed for o in report.outcomes)
     assert sum(served) == 18 and min(served) > 0, served
+
+
+def test_a_job_that_keeps_failing_is_recorded_as_an_error_not_retried_forever(
+    pg_url: str, queue: str, tmp_path: Path
+) -> None:
+    from probegate.runner.executors.celery import JOB_RETRIES, TASK_NAME, make_app
+    from probegate.runner.runs import create_run
+    from probegate.runner.worker import AttemptJob
+
+    engine = open_store(pg_url)
+    create_run(engine, "failing", task_set="x", harness="fc", model=MODEL, upstream=None, params={"outcomes": {}})
+    job = AttemptJob(run_id="failing", task_id="stock-a", attempt=0, task_set=str(tmp_path / "no-such-set"),
+                     harness="fc", model=MODEL, upstream="http://127.0.0.1:9")
+    app = make_app(BROKER)
+    app.send_task(TASK_NAME, args=[job.to_json()], queue=queue)
+    app.close()
+    rows = []
+    with workers(1, BROKER, pg_url, queue, log_dir=tmp_path):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (rows and rows[0].status == "error"):
+            time.sleep(0.5)
+            rows = claims(engine, "failing")
+    engine.dispose()
+    assert len(rows) == 1 and rows[0].status == "error", rows
+    assert f"failed {JOB_RETRIES + 1} times" in rows[0].outcome["error"] and "TaskSetError" in rows[0].outcome["error"]
