@@ -112,14 +112,21 @@ def workers(n: int, broker: str, store: str, queue: str, log_dir: Path | None = 
 
 
 def purge_queue(broker: str, queue: str) -> None:
-    """Delete the queue's pending jobs (a test's leftovers)."""
+    """Delete the queue with its pending jobs (a test's or a bench run's leftovers) and, on
+    Redis, kombu's binding keys for it."""
     from probegate.runner.executors.celery import make_app
 
     app = make_app(broker)
     with app.connection_for_write() as conn:
         with contextlib.suppress(Exception):
-            conn.default_channel.queue_purge(queue)
+            conn.default_channel.queue_delete(queue)
     app.close()
+    if broker.startswith("redis://"):
+        import redis
+
+        client = redis.Redis.from_url(broker)
+        client.delete(f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+        client.close()
 
 
 @dataclass(frozen=True)
@@ -209,6 +216,7 @@ def measure(n: int, attempts: int, latency_s: float, broker: str, store: str, ou
                            repeats=repeats, run_id=run_id, output_dir=out, executor="celery", broker=broker,
                            queue=queue, task_timeout=120)
         report = execute(config)
+    purge_queue(broker, queue)
     seconds = busy_seconds(store, run_id)
     done = len(report.outcomes)
     rate = done / seconds * 3600

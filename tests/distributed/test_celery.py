@@ -189,3 +189,15 @@ def test_a_job_that_keeps_failing_is_recorded_as_an_error_not_retried_forever(
     engine.dispose()
     assert len(rows) == 1 and rows[0].status == "error", rows
     assert f"failed {JOB_RETRIES + 1} times" in rows[0].outcome["error"] and "TaskSetError" in rows[0].outcome["error"]
+
+
+def test_the_benchmark_runs(tmp_path: Path, queue: str) -> None:
+    from bench.distributed import main
+
+    out = tmp_path / "bench.json"
+    assert main(["--workers", "1", "--attempts", "3", "--latency-ms", "50", "--broker", BROKER,
+                 "--out", str(tmp_path), "--json", str(out), "--ingest", "2"]) == 0
+    data = json.loads(out.read_text())
+    (result,) = data["results"]
+    assert (result["workers"], result["attempts"], result["passed"], result["rows_per_attempt"]) == (1, 3, 3, 7.0)
+    assert data["ingest"]["2"]["rows_per_s"] > 0
