@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from probegate.cli import captures, doctor, portable, probes, run, scoring, serve
+from probegate.cli import captures, doctor, portable, probes, run, scoring, serve, worker
 from probegate.errors import ProbegateError
 
 app = typer.Typer(
@@ -36,7 +36,7 @@ def _root(
         raise typer.Exit(0)
 
 
-for _module in (serve, captures, probes, run, scoring, portable, doctor):
+for _module in (serve, captures, probes, run, scoring, portable, doctor, worker):
     _module.register(app)
 
 

@@ -205,6 +205,16 @@ def run(
              "Recorded in the run's params.",
     ),
     max_interop: float = MaxInteropOption,
+    executor: str = typer.Option(
+        "local", "--executor", help="Where attempts run: local (this process) or celery (`probegate worker`s)."
+    ),
+    broker: str | None = typer.Option(
+        None, "--broker", envvar="PROBEGATE_BROKER", help="Celery broker URL for --executor celery (redis://..., amqp://...)."
+    ),
+    queue: str = typer.Option("probegate", "--queue", help="Broker queue the workers consume (--executor celery)."),
+    max_tries: int = typer.Option(
+        3, "--max-tries", help="Deliveries of one attempt (its worker lost each time) before it is recorded as an error."
+    ),
 ) -> None:
     """Run a task set through one agent harness (or several, one run each) and score it.
 
@@ -237,6 +247,10 @@ def run(
         compat=tuple(compat),
         unsafe_no_sandbox=unsafe_no_sandbox,
         max_interop=max_interop,
+        executor=executor,
+        broker=broker,
+        queue=queue,
+        max_tries=max_tries,
     )
     console = Console(stderr=True)
     if unsafe_no_sandbox and "code" in harnesses:

@@ -2,8 +2,10 @@
 
 It composes the gateway with the probes (:mod:`probegate.runner.compose`), starts the
 embedded model when no endpoint is given (:mod:`probegate.runner.embedded`), runs each
-attempt (:mod:`probegate.runner.attempt`), writes the ``Run`` row and hands the run to
-the scorer. ``probegate doctor`` (:mod:`probegate.runner.doctor`) lives here too: it
+attempt (:mod:`probegate.runner.attempt`) on an executor (:mod:`probegate.runner.executors`:
+a local thread pool, or Celery workers on other machines that claim attempts in the store,
+:mod:`probegate.runner.claims`, :mod:`probegate.runner.worker`), writes the ``Run`` row and
+hands the run to the scorer. ``probegate doctor`` (:mod:`probegate.runner.doctor`) lives here too: it
 drives a model server the way a run would.
 """
 

@@ -2,42 +2,41 @@
 
 Order of work: check everything a user can get wrong (task set, harness, options,
 a model endpoint or gateway nothing listens at) before touching the store; open
-the store and insert the ``Run`` row
-(``running``); start a gateway in-process unless ``gateway`` names a running one;
-run the attempts (attempt-major: every task's attempt 0 first, so an interrupted
-run has the widest coverage) on a thread pool; record each attempt's outcome in
-the run's params as it finishes; on Ctrl-C stop starting attempts, give running
-ones a short grace, mark the run ``interrupted``; finally score what exists.
+the store and insert the ``Run`` row (``running``);
+hand the attempts to the executor (:mod:`probegate.runner.executors`: a local thread
+pool by default, or Celery workers on other machines), attempt-major (every task's
+attempt 0 first, so an interrupted run has the widest coverage); record each
+attempt's outcome in the run's params as it finishes; on Ctrl-C stop starting
+attempts, mark the run ``interrupted``; finally score what exists.
 """
 
 from __future__ import annotations
 
 import contextlib
 import socket
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy.engine import Engine
-
-from probegate.runner.attempt import AttemptOutcome, AttemptSettings, run_attempt
 from probegate.harnesses.base import Harness
-from probegate.runner.local_gateway import GatewayHandle, run_gateway
+from probegate.runner.claims import MAX_TRIES
+from probegate.runner.executors.base import AttemptPlan, Executor
+from probegate.runner.executors.local import LocalExecutor
 from probegate.runner.local_model import embedded_endpoint
 from probegate.harnesses.registry import HarnessOptions, get_harness
-from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_id, update_run
-from probegate.runner.scoring import AttemptJudge, ScoreOutcome, score_and_write
+from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_id
+from probegate.runner.scoring import AttemptJudge, score_and_write
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP
+from probegate.runner.recording import Recorder, RunEvents, RunReport, SilentEvents
 from probegate.gateway.compat import parse_rules
 from probegate.errors import UpstreamError, UsageError
 from probegate.store.engine import open_store
 from probegate.tasks.loader import Task, TaskSet, load_task_set
 
 LANGS = ("en", "zh")
+EXECUTORS = ("local", "celery")
 FEEDBACK = ("plain", "actionable")
 #: Seconds the reachability check waits for a TCP connection to the model server or gateway.
 REACH_TIMEOUT_S = 5.0
@@ -68,44 +67,13 @@ class RunConfig:
     compat: tuple[str, ...] = ()
     unsafe_no_sandbox: bool = False
     max_interop: float = DEFAULT_MAX_INTEROP
+    executor: str = "local"
+    broker: str | None = None
+    queue: str = "probegate"
+    max_tries: int = MAX_TRIES
 
 
-class RunEvents(Protocol):
-    """What the runner tells its display (the CLI's progress bar)."""
-
-    def run_started(self, run_id: str, total: int) -> None: ...
-    def attempt_started(self, task_id: str, attempt: int) -> None: ...
-    def attempt_finished(self, outcome: AttemptOutcome) -> None: ...
-
-
-class SilentEvents:
-    """A :class:`RunEvents` that shows nothing."""
-
-    def run_started(self, run_id: str, total: int) -> None:
-        """Ignored."""
-
-    def attempt_started(self, task_id: str, attempt: int) -> None:
-        """Ignored."""
-
-    def attempt_finished(self, outcome: AttemptOutcome) -> None:
-        """Ignored."""
-
-
-@dataclass
-class RunReport:
-    """What a run did.
-
-    Attributes:
-        run_id: the run.
-        status: ``done``, ``interrupted`` or ``failed``.
-        outcomes: every finished attempt, in finishing order.
-        score: the scorer's result (and report path), or why there is none.
-    """
-
-    run_id: str
-    status: str
-    outcomes: list[AttemptOutcome] = field(default_factory=list)
-    score: ScoreOutcome | None = None
+__all__ = ["RunConfig", "RunEvents", "RunReport", "SilentEvents", "check_config", "execute", "execute_many"]
 
 
 def check_config(config: RunConfig) -> None:
@@ -136,6 +104,25 @@ def check_config(config: RunConfig) -> None:
     if config.compat and config.gateway:
         raise UsageError("--compat applies to the in-process gateway: give it to `probegate serve` instead")
     parse_rules(list(config.compat))
+    check_executor(config)
+
+
+def check_executor(config: RunConfig) -> None:
+    """Refuse executor options that cannot work (see :func:`check_config`)."""
+    if config.executor not in EXECUTORS:
+        raise UsageError(f"--executor must be local or celery, got {config.executor!r}")
+    if config.executor == "local":
+        if config.broker:
+            raise UsageError("--broker is for --executor celery")
+        return
+    if not config.broker:
+        raise UsageError("--executor celery needs --broker URL (redis://HOST:6379/0 or amqp://...)")
+    if not config.model:
+        raise UsageError("--executor celery needs --model NAME (the workers serve no embedded model)")
+    if config.gateway or config.model_path:
+        raise UsageError("--executor celery runs a gateway on every worker: leave out --gateway and --model-path")
+    if config.max_tries < 1:
+        raise UsageError(f"--max-tries must be at least 1, got {config.max_tries}")
 
 
 def check_reachable(config: RunConfig, timeout_s: float = REACH_TIMEOUT_S) -> None:
@@ -207,7 +194,7 @@ def model_upstream(config: RunConfig) -> Iterator[tuple[str | None, str, Callabl
     embedded model, running for the ``with`` block (``None`` URL with an external
     gateway, which has its own upstream). The gate (embedded model only) waits out a
     server restart, so one crash costs one attempt, not the rest of the run."""
-    if config.model_endpoint or config.gateway:
+    if config.model_endpoint or config.gateway or config.executor != "local":
         yield config.model_endpoint, str(config.model), None
         return
     with embedded_endpoint(config.model, config.model_path) as endpoint:
@@ -274,19 +261,16 @@ def _execute(
     ready: Callable[[], object] | None = None,
 ) -> RunReport:
     model = str(config.model)
+    executor = make_executor(config)
     engine = open_store(config.store)
     params = run_params(config, task_set, tasks)
     create_run(engine, run_id, task_set=config.task_set, harness=config.harness, model=model,
                upstream=upstream, params=params)
     report = RunReport(run_id, "running")
     try:
-        with run_gateway(config.gateway, upstream, engine, model=model, api_key=config.api_key,
-                         temperature=config.temperature, compat=config.compat) as gateway:
-            settings = AttemptSettings(gateway.url, run_id, model, config.api_key, config.temperature,
-                                       config.max_steps, config.lang, config.feedback, config.task_timeout)
-            judge = AttemptJudge(engine, run_id, task_set)
-            recorder = _Recorder(engine, run_id, params, gateway, judge, events, report)
-            report.status = _drive(harness, tasks, config, settings, events, recorder, ready)
+        recorder = Recorder(engine, run_id, params, AttemptJudge(engine, run_id, task_set), events, report)
+        plan = AttemptPlan(config, tasks, harness, run_id, upstream, engine, ready)
+        report.status = executor.drive(plan, recorder, events)
     except BaseException as exc:
         finish_run(engine, run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
         raise
@@ -296,72 +280,16 @@ def _execute(
     return report
 
 
-def _drive(
-    harness: Harness,
-    tasks: list[Task],
-    config: RunConfig,
-    settings: AttemptSettings,
-    events: RunEvents,
-    recorder: _Recorder,
-    ready: Callable[[], object] | None = None,
-) -> str:
-    """Run every attempt; returns ``done`` or ``interrupted``."""
-    work = [(task, attempt) for attempt in range(config.repeats) for task in tasks]
-    events.run_started(settings.run_id, len(work))
-    stop = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="attempt")
+def make_executor(config: RunConfig) -> Executor:
+    """The executor ``--executor`` names (``celery`` needs the ``distributed`` extra).
 
-    def one(task: Task, attempt: int) -> tuple[Task, AttemptOutcome]:
-        if ready is not None:
-            ready()
-        events.attempt_started(task.id, attempt)
-        return task, run_attempt(harness, task, attempt, settings, stop)
-
-    futures = [pool.submit(one, task, attempt) for task, attempt in work]
-    recorded: set[Future[tuple[Task, AttemptOutcome]]] = set()
+    Raises:
+        UsageError: celery is not installed.
+    """
+    if config.executor == "local":
+        return LocalExecutor()
     try:
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in done:
-                recorder.record(*future.result())
-                recorded.add(future)
-    except KeyboardInterrupt:
-        stop.set()
-        for future in futures:
-            future.cancel()  # those not started yet
-        for future in futures:
-            if future not in recorded and not future.cancelled():
-                recorder.record(*future.result(), judge=False)  # running ones end within the grace period
-        return "interrupted"
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    return "done"
-
-
-@dataclass
-class _Recorder:
-    """Records finished attempts (main thread only): judged, stored in the run's params, shown."""
-
-    engine: Engine
-    run_id: str
-    params: dict[str, Any]
-    gateway: GatewayHandle
-    judge: AttemptJudge
-    events: RunEvents
-    report: RunReport
-
-    def record(self, task: Task, outcome: AttemptOutcome, *, judge: bool = True) -> None:
-        # stored before judging: an answer given off the wire (code, cmd:) is part of
-        # what the scorer reads
-        self._store(outcome)
-        if judge:
-            self.gateway.drain()
-            outcome = replace(outcome, passed=self.judge.passed(task, outcome.attempt))
-            self._store(outcome)
-        self.report.outcomes.append(outcome)
-        self.events.attempt_finished(outcome)
-
-    def _store(self, outcome: AttemptOutcome) -> None:
-        self.params["outcomes"][outcome.key] = outcome.to_json()
-        update_run(self.engine, self.run_id, params={**self.params, "outcomes": dict(self.params["outcomes"])})
+        from probegate.runner.executors.celery import CeleryExecutor
+    except ImportError as exc:
+        raise UsageError("--executor celery needs Celery: pip install 'probegate[distributed]'") from exc
+    return CeleryExecutor(str(config.broker), queue=config.queue, max_tries=config.max_tries)

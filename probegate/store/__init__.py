@@ -1,10 +1,11 @@
 """The capture store: schema, opening, and the background writer."""
 
 from probegate.store.engine import default_store_url, normalize_url, open_store
-from probegate.store.models import Exchange, ProbeCall, Run, WorldState, new_id, utcnow
+from probegate.store.models import AttemptClaim, Exchange, ProbeCall, Run, WorldState, new_id, utcnow
 from probegate.store.writer import Capture, CaptureWriter, Upsert, WriterStats
 
 __all__ = [
+    "AttemptClaim",
     "Capture",
     "CaptureWriter",
     "Exchange",

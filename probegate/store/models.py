@@ -1,7 +1,9 @@
 """The capture store schema: the one module that gateway, probes and scorer share.
 
-Every table is append-only except ``Run.status`` and ``WorldState`` (the latest world
-state of one task attempt, replaced on every side effect). Timestamps are aware UTC datetimes.
+Every table is append-only except ``Run.status``, ``WorldState`` (the latest world
+state of one task attempt, replaced on every side effect), ``AttemptClaim`` (who runs an
+attempt of a distributed run, and how it ended) and the ``superseded`` mark an attempt's
+exchanges and probe calls get when the attempt is run again after its worker was lost. Timestamps are aware UTC datetimes.
 JSON columns hold plain dicts and lists so a row round-trips through SQLite and
 PostgreSQL unchanged.
 """
@@ -94,6 +96,7 @@ class Exchange(SQLModel, table=True):
     truncated: bool = False
     compat: list[dict[str, Any]] | None = _json()
     request_original: Any = _json()
+    superseded: bool = False  # the attempt ran again after its worker was lost: the scorer skips this row
 
 
 class ProbeCall(SQLModel, table=True):
@@ -117,6 +120,7 @@ class ProbeCall(SQLModel, table=True):
     feedback: str = "actionable"  # plain | actionable
     latency_ms: float | None = None
     via: str = "direct"  # direct | mitm
+    superseded: bool = False  # as Exchange.superseded
 
 
 class WorldState(SQLModel, table=True):
@@ -128,3 +132,23 @@ class WorldState(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow)
     world: str | None = None  # the fixture name the state was reset from
     state: dict[str, Any] | None = _json()
+
+
+class AttemptClaim(SQLModel, table=True):
+    """One attempt of a distributed run: the delivery that runs it now, and how it ended.
+
+    A worker claims the attempt before running it (``generation`` counts the
+    deliveries; a later one marks the earlier ones' exchanges and probe calls
+    superseded) and writes ``outcome`` (``AttemptOutcome.to_json`` without the
+    verdict) when it ends; only the claim's current generation may finish it.
+    """
+
+    run_id: str = Field(primary_key=True)
+    task_id: str = Field(primary_key=True)
+    attempt: int = Field(default=0, primary_key=True)
+    generation: int = 1
+    worker: str | None = None
+    status: str = "running"  # running | done | error
+    outcome: dict[str, Any] | None = _json()
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None

@@ -75,7 +75,7 @@ def load_attempts(engine: Engine, run_id: str, task_id: str | None = None, attem
     """Every attempt of a run (or one task / attempt), keyed by ``(task_id, attempt)``.
 
     Attempts are the union of what the store holds: exchanges, probe calls and world
-    states. Rows are sorted by ``seq``.
+    states. Rows are sorted by ``seq``; rows marked superseded are not read.
 
     Raises:
         StoreError: the store cannot be read.
@@ -131,8 +131,13 @@ def _salvaged(session: Session, run_id: str, task_id: str | None, attempt: int |
 
 
 def _where(query: Any, table: Any, run_id: str, task_id: str | None, attempt: int | None) -> Any:
-    """``query`` filtered to the run (and task, attempt); ``query=True`` gives the bare condition."""
+    """``query`` filtered to the run (and task, attempt); ``query=True`` gives the bare condition.
+
+    Exchanges and probe calls of a delivery that was superseded (its worker was lost and
+    the attempt ran again) are left out, so the attempt counts once."""
     conditions = [table.run_id == run_id]
+    if hasattr(table, "superseded"):
+        conditions.append(table.superseded.is_not(True))
     if task_id is not None:
         conditions.append(table.task_id == task_id)
     if attempt is not None:

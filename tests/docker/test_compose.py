@@ -31,8 +31,11 @@ def _compose_command() -> list[str] | None:
 def test_compose_file_matches_the_compose_spec() -> None:
     data = yaml.safe_load(COMPOSE.read_text())
     jsonschema.validate(data, SCHEMA, cls=jsonschema.Draft7Validator)
-    assert set(data["services"]) == {"gateway", "postgres", "ollama"}
-    assert "postgresql+psycopg://" in data["services"]["gateway"]["environment"]["PROBEGATE_STORE"]
+    assert set(data["services"]) == {"gateway", "postgres", "ollama", "redis", "worker"}
+    for name in ("gateway", "worker"):
+        assert "postgresql+psycopg://" in data["services"][name]["environment"]["PROBEGATE_STORE"]
+    worker = data["services"]["worker"]
+    assert worker["command"][0] == "worker" and worker["environment"]["PROBEGATE_BROKER"].startswith("redis://redis:")
 
 
 def test_compose_config_validates() -> None:

@@ -1,0 +1,50 @@
+"""``probegate worker``: run the attempts of distributed runs on this machine.
+
+A thin shell over :func:`probegate.runner.executors.celery.run_worker`; the
+coordinator is ``probegate run --executor celery``.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from probegate.cli.options import StoreOption
+from probegate.errors import UsageError
+
+
+def worker(
+    broker: str = typer.Option(..., "--broker", envvar="PROBEGATE_BROKER", help="Celery broker URL (redis://..., amqp://...)."),
+    store: str | None = StoreOption,
+    model_endpoint: list[str] = typer.Option(
+        [], "--model-endpoint", help="This worker's model server (repeat to use several in turn). Default: the run's."
+    ),
+    queue: str = typer.Option("probegate", "--queue", help="Broker queue to consume (the run's --queue)."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Attempts this worker runs at once."),
+    visibility_timeout: float = typer.Option(
+        900.0, "--visibility-timeout",
+        help="Seconds before Redis hands an unacknowledged attempt to another worker; attempts are cut off below it.",
+    ),
+    loglevel: str = typer.Option("WARNING", "--loglevel", help="Celery's log level."),
+) -> None:
+    """Run attempts of `probegate run --executor celery` runs: each one whole (its own gateway
+    and probes), writing to the shared --store."""
+    if not store:
+        raise UsageError("--store URL is required: the workers and the coordinator share one store")
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
+    if visibility_timeout < 20:
+        raise UsageError(f"--visibility-timeout must be at least 20 s, got {visibility_timeout:g}")
+    for url in model_endpoint:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--model-endpoint must be an http(s) URL, got {url!r}")
+    try:
+        from probegate.runner.executors.celery import run_worker
+    except ImportError as exc:
+        raise UsageError("probegate worker needs Celery: pip install 'probegate[distributed]'") from exc
+    run_worker(broker, store, model_endpoints=model_endpoint, queue=queue, concurrency=concurrency,
+               visibility_timeout=visibility_timeout, loglevel=loglevel)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``worker`` to the CLI."""
+    app.command("worker")(worker)
