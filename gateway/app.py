@@ -50,6 +50,8 @@ class GatewayConfig:
         replay: answer from a recorded run (``--replay``) instead of, or before, the
             upstream.
         replay_store: the store holding the replayed run (default: ``store``).
+        spool: the capture spool directory (:mod:`probegate.store.spool`); ``None``
+            keeps captures in memory until committed (a SIGKILL loses the queue).
     """
 
     upstream: str
@@ -65,6 +67,7 @@ class GatewayConfig:
     redact_pii: bool = False
     replay: ReplaySettings | None = None
     replay_store: str | None = None
+    spool: str | None = None
 
 
 class GatewayApp:
@@ -144,7 +147,7 @@ def create_gateway(
     """
     engine = engine or open_store(config.store)
     own_writer = writer is None
-    writer = writer or CaptureWriter(engine, maxsize=config.queue_size)
+    writer = writer or CaptureWriter(engine, maxsize=config.queue_size, spool=config.spool)
     transport = transport or _transport(config, engine)
     rules = parse_rules(config.compat)
     forwarder = Forwarder(
@@ -182,7 +185,7 @@ def create_gateway(
         """Queue depth (items), rows written, writer errors and spilled rows."""
         stats = writer.stats
         return {
-            "status": "ok" if stats.spilled == 0 else "degraded",
+            "status": "ok" if stats.spilled == 0 and stats.spool_errors == 0 else "degraded",
             "upstream": config.upstream or None,
             "replay": config.replay.run if config.replay else None,
             "queue_depth": writer.depth,
@@ -190,6 +193,9 @@ def create_gateway(
             "rows_written": stats.written,
             "writer_errors": stats.errors,
             "spilled": stats.spilled,
+            "spool": str(writer.spool.directory) if writer.spool else None,
+            "replayed": stats.replayed,
+            "spool_errors": stats.spool_errors,
             "last_error": stats.last_error,
             "compat": list(rules.names),
         }

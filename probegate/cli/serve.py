@@ -8,7 +8,9 @@ import sys
 
 import typer
 
-from probegate.cli.options import StoreOption
+from pathlib import Path
+
+from probegate.cli.options import StoreOption, writable_dir
 from probegate.errors import UsageError
 
 
@@ -54,6 +56,7 @@ def serve(
     replay_timing: str = typer.Option("fast", "--replay-timing", help="recorded: keep the recorded pacing of streams; fast: send at once."),
     replay_ignore_model: bool = typer.Option(False, "--replay-ignore-model", help="Match recorded requests whatever model name they ask for."),
     replay_store: str | None = typer.Option(None, "--replay-store", help="Store holding the replayed run (default: --store)."),
+    spool: Path | None = typer.Option(None, "--spool", help="Directory of the capture spool: every answered exchange is journaled there before its last byte leaves, and replayed at the next start after a crash. Default: beside an SQLite store file (FILE-spool), else $XDG_STATE_HOME/probegate/spool/HASH."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
@@ -66,7 +69,8 @@ def serve(
     from probegate.gateway.app import GatewayConfig
     from probegate.cli.sizes import parse_size
     from probegate.runner.compose import build_app
-    from probegate.store.engine import normalize_url
+    from probegate.store.engine import default_store_url, normalize_url
+    from probegate.store.spool import default_spool_dir
 
     check_bind(host, allow_remote, token)
     if upstream is None and replay is None:
@@ -80,6 +84,11 @@ def serve(
     if transport not in ("aiohttp", "httpx"):
         raise UsageError(f"--transport must be aiohttp or httpx, got {transport!r}")
     from probegate.gateway.replay import ReplaySettings
+
+    store_url = normalize_url(store or default_store_url())
+    spool_dir = spool or default_spool_dir(store_url)
+    if spool_dir is not None:
+        writable_dir(spool_dir, "--spool")
 
     settings = (
         ReplaySettings(replay, replay_mode, replay_timing, replay_ignore_model)  # type: ignore[arg-type]
@@ -99,12 +108,12 @@ def serve(
         compat=list(compat),
         redact=list(redact),
         redact_pii=redact_pii,
+        spool=str(spool_dir) if spool_dir is not None else None,
     )
     app = build_app(config)
     # The capture writer is a thread: let the event loop take the GIL back within
     # 1 ms instead of the default 5 ms, which otherwise shows up as tail latency.
     sys.setswitchinterval(0.001)
-    store_url = normalize_url(store) if store else "sqlite:///probegate.db"
     target = upstream or f"replay of {replay}"
     if replay and upstream:
         target = f"replay of {replay} ({replay_mode}), else {upstream}"
