@@ -20,17 +20,20 @@ JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table."
 
 
 def writable_dir(path: Path, option: str) -> Path:
-    """Create ``path`` (and parents) if needed and check that files can be made in it.
+    """Check that ``path`` is, or can be created as, a directory files can be made in.
+
+    Creates nothing: the first existing folder on the way up must be writable.
 
     Raises:
-        UsageError: it cannot be created, is not a directory, or is not writable.
+        UsageError: it exists and is not a directory, or cannot be created or written.
     """
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{option} {str(path)!r}: cannot create it ({exc.strerror or exc})") from None
-    if not path.is_dir():
-        raise UsageError(f"{option} {str(path)!r} is not a directory")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise UsageError(f"{option} {str(path)!r} is not writable")
+    existing = path.absolute()
+    while not existing.exists() and existing != existing.parent:
+        if existing.is_symlink() or (existing.parent.exists() and not existing.parent.is_dir()):
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{option} {str(path)!r}: {str(existing)!r} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {str(path)!r}: {str(existing)!r} is not writable")
     return path

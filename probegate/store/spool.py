@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from sqlalchemy.engine import make_url
 from sqlmodel import SQLModel
 
 from probegate.store.models import Exchange, ProbeCall, Run, WorldState, new_id
@@ -56,7 +57,7 @@ def default_spool_dir(store_url: str) -> Path | None:
     (``~/.local/state`` when unset).
     """
     if store_url.startswith("sqlite"):
-        path = store_url.split("///", 1)[-1]
+        path = make_url(store_url).database
         return None if not path or path == ":memory:" else Path(f"{path}-spool")
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "probegate" / "spool" / hashlib.sha256(store_url.encode()).hexdigest()[:16]
@@ -189,7 +190,10 @@ class Spool:
         self._stop.set()
         if self._timer is not None:
             self._timer.join()
-        self.sync()
+        try:
+            self.sync()
+        except OSError as exc:
+            log.error("spool fsync failed: %r", exc)
         with self._lock:
             for seg in list(self._segments.values()):
                 if seg is not self._refused and seg.committed >= seg.appended:
