@@ -26,7 +26,7 @@ from probegate.redact import make_redactor
 from probegate.gateway.replay import ReplaySettings, ReplayTransport, load_index
 from probegate.gateway.upstream import Transport, make_transport
 from probegate.errors import UsageError
-from probegate.store.engine import open_store
+from probegate.store.engine import open_existing_store, open_store
 from probegate.store.writer import CaptureWriter
 
 
@@ -121,7 +121,7 @@ def _transport(config: GatewayConfig, engine: Engine) -> httpx.AsyncBaseTranspor
         if upstream is None:
             raise UsageError("--upstream is required (or --replay RUN to answer from a recorded run)")
         return upstream
-    source = open_store(config.replay_store) if config.replay_store else engine
+    source = open_existing_store(config.replay_store) if config.replay_store else engine
     return ReplayTransport(load_index(source, config.replay), config.replay, upstream)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from probegate.cli.options import JsonOption, StoreOption
+from probegate.cli.options import JsonOption, StoreOption, writable_dir
 from probegate.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,20 +37,14 @@ def _echo_json(value: Any) -> None:
 
 
 def open_engine(store: str | None) -> Engine:
-    """Open an existing store for reading.
+    """Open an existing store for reading (never creates one).
 
     Raises:
-        UsageError: an SQLite store file that does not exist.
-        StoreError: the store cannot be opened.
+        StoreError: there is no store there, or it cannot be opened.
     """
-    from probegate.store.engine import default_store_url, normalize_url, open_store
+    from probegate.store.engine import open_existing_store
 
-    url = normalize_url(store or default_store_url())
-    if url.startswith("sqlite:///"):
-        path = Path(url.removeprefix("sqlite:///"))
-        if str(path) != ":memory:" and not path.exists():
-            raise UsageError(f"no capture store at {path}: pass --store or set PROBEGATE_STORE")
-    return open_store(url)
+    return open_existing_store(store)
 
 
 def _score(run: str, task_set: str | None, store: str | None) -> RunScore:
@@ -63,6 +57,21 @@ def _score(run: str, task_set: str | None, store: str | None) -> RunScore:
         engine.dispose()
 
 
+def _write(result: RunScore, folder: Path) -> dict[str, Path]:
+    """Write a scored run's outputs.
+
+    Raises:
+        UsageError: the folder or a file in it cannot be written.
+    """
+    from probegate.scorer.report.outputs import write_outputs
+
+    try:
+        return write_outputs(result, folder)
+    except OSError as exc:
+        where = exc.filename or folder
+        raise UsageError(f"cannot write the run's outputs to {str(where)!r}: {exc.strerror or exc}") from None
+
+
 def score(
     run: str = typer.Argument(..., help="Run id."),
     task_set: str | None = TaskSetOption,
@@ -72,10 +81,9 @@ def score(
 ) -> None:
     """Rescore a stored run from its captures and write OUT/RUN/."""
     from probegate.scorer.report.console import headline_lines, run_table
-    from probegate.scorer.report.outputs import write_outputs
-
+    writable_dir(out, "--out")
     result = _score(run, task_set, store)
-    paths = write_outputs(result, out / run)
+    paths = _write(result, out / run)
     summary = result.summary()
     if as_json:
         _echo_json(summary)
@@ -95,16 +103,15 @@ def report(
     store: str | None = StoreOption,
 ) -> None:
     """Score RUN, write its outputs and print the path of report.html."""
-    from probegate.scorer.report.outputs import write_outputs
-
-    paths = write_outputs(_score(run, task_set, store), out / run)
+    writable_dir(out, "--out")
+    paths = _write(_score(run, task_set, store), out / run)
     typer.echo(str(paths["report"]))
 
 
 def trace(
     run: str = typer.Argument(..., help="Run id."),
     task: str = typer.Argument(..., help="Task id."),
-    attempt: int = typer.Option(0, "--attempt", help="Attempt number."),
+    attempt: int = typer.Option(0, "--attempt", help="Attempt number.", min=0),
     task_set: str | None = TaskSetOption,
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
@@ -244,7 +251,10 @@ def selftest(
     """
     from probegate.scorer.report.console import selftest_table
     from probegate.scorer.selftest.suite import run_selftest
+    from probegate.store.engine import check_store_url
 
+    if store is not None:
+        check_store_url(store)
     result = run_selftest(task_set, store)
     if as_json:
         _echo_json(result.to_json())

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from probegate.store import CaptureWriter, Exchange, ProbeCall, Upsert, WorldState
+from probegate.store import CaptureWriter, Exchange, ProbeCall, WorldState
 from probegate.store.spool import Spool, decode, default_spool_dir, encode
 
 AT = datetime(2026, 12, 1, 11, 0, 0, 123456, tzinfo=UTC)
