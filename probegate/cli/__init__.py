@@ -50,7 +50,7 @@ for _module in (serve, captures, probes, run, scoring, portable, doctor):
 def main() -> None:
     """Console entry point: run the app; a user-facing error is one line and exit 2."""
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="probegate")
     except ProbegateError as exc:
         _fail(f"error: {exc}", exc.exit_code)
     except typer.TyperException as exc:  # click's usage errors (typer vendors click)
