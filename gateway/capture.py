@@ -2,7 +2,8 @@
 
 The pass-through only appends ``(offset ms, bytes)`` pieces to a
 :class:`RecordedExchange`; decoding, SSE parsing and reassembly run in the writer
-thread when :meth:`RecordedExchange.to_rows` is called.
+thread when :meth:`RecordedExchange.to_rows` is called (with a capture spool, by the
+writer's ``submit`` just before the answer's last byte leaves, so it has to be cheap).
 """
 
 from __future__ import annotations
@@ -121,8 +122,10 @@ class RecordedExchange:
         model = request.get("model") if isinstance(request, dict) else None
         if model is None and isinstance(response_body, dict):
             model = response_body.get("model")
+        # model_construct: the fields are ours and already typed; SQLModel's validating
+        # constructor costs ~10x more, and with a spool this runs before the answer's last byte
         return [
-            Exchange(
+            Exchange.model_construct(
                 **self._identity(),
                 ttft_ms=self.ttft_ms,
                 overhead_ms=self.overhead_ms,
