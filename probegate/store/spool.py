@@ -238,7 +238,10 @@ class Spool:
     def done(self, number: int, count: int = 1) -> None:
         """``count`` lines of segment ``number`` are committed to the store."""
         with self._lock:
-            self._segments[number].committed += count
+            seg = self._segments.get(number)
+            if seg is None:  # closed meanwhile (a writer that did not drain in time)
+                return
+            seg.committed += count
             self._collect()
 
     def _collect(self) -> None:

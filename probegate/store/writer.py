@@ -178,9 +178,11 @@ class CaptureWriter:
         is full (then nothing was journaled)."""
         if self._queue.full():
             return False
+        entry = self._journal(item)
         try:
-            self._queue.put_nowait(self._journal(item))
-        except queue.Full:  # another producer took the room meanwhile; journaled rows are replayed
+            self._queue.put_nowait(entry)
+        except queue.Full:  # another producer took the room meanwhile: the caller submits again
+            self._release([entry])
             return False
         self.stats.queued += 1
         return True
