@@ -140,7 +140,7 @@ def count_captures(store: str) -> int:
 
 
 def _start_peers(upstream: str, work: Path, litellm: str | None, use_litellm: bool,
-                 httpx_transport: bool = False) -> tuple[list[Target], list[str]]:
+                 httpx_transport: bool = False, no_spool: bool = False) -> tuple[list[Target], list[str]]:
     targets: list[Target] = []
     notes: list[str] = []
     try:
@@ -148,6 +148,9 @@ def _start_peers(upstream: str, work: Path, litellm: str | None, use_litellm: bo
         if httpx_transport:
             targets.append(peers.start_probegate(upstream, f"sqlite:///{work / 'bench-httpx.db'}",
                                                  work / "probegate-httpx.log", transport="httpx"))
+        if no_spool:
+            targets.append(peers.start_probegate(upstream, f"sqlite:///{work / 'bench-nospool.db'}",
+                                                 work / "probegate-nospool.log", no_spool=True))
         mitm = peers.start_mitmproxy(upstream, work / "mitm", work / "mitmproxy.log")
         if mitm:
             targets.append(mitm)
@@ -176,7 +179,7 @@ def _py_spy(pid: int, out_dir: Path) -> subprocess.Popen[bytes]:
 
 
 def run(sizes: Sizes, use_litellm: bool = True, litellm: str | None = None, py_spy: Path | None = None,
-        httpx_transport: bool = False) -> dict[str, Any]:
+        httpx_transport: bool = False, no_spool: bool = False) -> dict[str, Any]:
     """Run every measurement; returns a JSON-able result (see :mod:`bench.report`)."""
     info = machine()
     work = Path(tempfile.mkdtemp(prefix="probegate-bench-"))
@@ -187,7 +190,7 @@ def run(sizes: Sizes, use_litellm: bool = True, litellm: str | None = None, py_s
     spy = None
     try:
         wait_http(f"{upstream_url}/v1/chat/completions", load.BODY, load.HEADERS, upstream)
-        started, notes = _start_peers(upstream_url, work, litellm, use_litellm, httpx_transport)
+        started, notes = _start_peers(upstream_url, work, litellm, use_litellm, httpx_transport, no_spool)
         targets = [Target("direct", f"{upstream_url}/v1"), *started]
         pg = targets[1]
         if py_spy is not None and pg.proc is not None:
@@ -204,8 +207,9 @@ def run(sizes: Sizes, use_litellm: bool = True, litellm: str | None = None, py_s
     pg.results["captures_written"] = count_captures(f"sqlite:///{work / 'bench.db'}")
     pg.results["requests_sent"] = pg.sent
     for target in targets[2:]:
-        if target.name == "probegate (httpx)":
-            target.results["captures_written"] = count_captures(f"sqlite:///{work / 'bench-httpx.db'}")
+        stores = {"probegate (httpx)": "bench-httpx.db", "probegate (no spool)": "bench-nospool.db"}
+        if target.name in stores:
+            target.results["captures_written"] = count_captures(f"sqlite:///{work / stores[target.name]}")
             target.results["requests_sent"] = target.sent
     return {"machine": info, "sizes": asdict(sizes), "gap_ms": GAP_MS, "workdir": str(work),
             "targets": {t.name: t.results for t in targets}, "notes": notes}
@@ -221,10 +225,12 @@ def main() -> None:
     parser.add_argument("--py-spy", type=Path, help="record the probegate process with py-spy into this folder")
     parser.add_argument("--httpx-transport", action="store_true",
                         help="also measure probegate with --transport httpx (the transport comparison)")
+    parser.add_argument("--no-spool-peer", action="store_true",
+                        help="also measure probegate with --no-spool (what the capture spool costs)")
     args = parser.parse_args()
     sizes = Sizes.smoke() if args.smoke else Sizes()
     results = run(sizes, use_litellm=not args.no_litellm, litellm=args.litellm, py_spy=args.py_spy,
-                  httpx_transport=args.httpx_transport)
+                  httpx_transport=args.httpx_transport, no_spool=args.no_spool_peer)
     text = report.gateway_markdown(results)
     report.emit(args, results, text)
 

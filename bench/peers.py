@@ -42,14 +42,17 @@ def _ready(target: Target, timeout: float = 90.0) -> Target:
     return target
 
 
-def start_probegate(upstream: str, store: str, log: Path | None = None, transport: str | None = None) -> Target:
+def start_probegate(upstream: str, store: str, log: Path | None = None, transport: str | None = None,
+                    no_spool: bool = False) -> Target:
     """``probegate serve`` on ``store`` with its defaults (aiohttp transport, batched
-    writer), or with ``--transport TRANSPORT`` (then named ``probegate (TRANSPORT)``)."""
+    writer, capture spool), or with ``--transport TRANSPORT`` (then named ``probegate
+    (TRANSPORT)``), or with ``--no-spool`` (then named ``probegate (no spool)``)."""
     port = free_port()
     extra = ["--transport", transport] if transport else []
+    extra += ["--no-spool"] if no_spool else []
     proc = spawn([str(BIN / "probegate"), "serve", "--upstream", upstream, "--port", str(port),
                   "--store", store, *extra], log=log)
-    name = f"probegate ({transport})" if transport else "probegate"
+    name = f"probegate ({transport})" if transport else "probegate (no spool)" if no_spool else "probegate"
     return _ready(Target(name, f"http://127.0.0.1:{port}/r/bench/t/0/v1", proc,
                          health=f"http://127.0.0.1:{port}/probegate/health"))
 

@@ -26,7 +26,7 @@ from probegate.redact import make_redactor
 from probegate.gateway.replay import ReplaySettings, ReplayTransport, load_index
 from probegate.gateway.upstream import Transport, make_transport
 from probegate.errors import UsageError
-from probegate.store.engine import open_store
+from probegate.store.engine import open_existing_store, open_store
 from probegate.store.writer import CaptureWriter
 
 
@@ -51,6 +51,8 @@ class GatewayConfig:
         replay: answer from a recorded run (``--replay``) instead of, or before, the
             upstream.
         replay_store: the store holding the replayed run (default: ``store``).
+        spool: the capture spool directory (:mod:`probegate.store.spool`); ``None``
+            keeps captures in memory until committed (a SIGKILL loses the queue).
     """
 
     upstream: str
@@ -66,6 +68,7 @@ class GatewayConfig:
     redact_pii: bool = False
     replay: ReplaySettings | None = None
     replay_store: str | None = None
+    spool: str | None = None
 
 
 class GatewayApp:
@@ -119,7 +122,7 @@ def _transport(config: GatewayConfig, engine: Engine) -> httpx.AsyncBaseTranspor
         if upstream is None:
             raise UsageError("--upstream is required (or --replay RUN to answer from a recorded run)")
         return upstream
-    source = open_store(config.replay_store) if config.replay_store else engine
+    source = open_existing_store(config.replay_store) if config.replay_store else engine
     return ReplayTransport(load_index(source, config.replay), config.replay, upstream)
 
 
@@ -145,7 +148,7 @@ def create_gateway(
     """
     engine = engine or open_store(config.store)
     own_writer = writer is None
-    writer = writer or CaptureWriter(engine, maxsize=config.queue_size)
+    writer = writer or CaptureWriter(engine, maxsize=config.queue_size, spool=config.spool)
     # one redaction list for every row this gateway stores: exchanges, probe calls, worlds
     writer.redactor = make_redactor(config.redact, pii=config.redact_pii)
     transport = transport or _transport(config, engine)
@@ -184,7 +187,7 @@ def create_gateway(
         """Queue depth (items), rows written, writer errors and spilled rows."""
         stats = writer.stats
         return {
-            "status": "ok" if stats.spilled == 0 else "degraded",
+            "status": "ok" if stats.spilled == 0 and stats.spool_errors == 0 else "degraded",
             "upstream": config.upstream or None,
             "replay": config.replay.run if config.replay else None,
             "queue_depth": writer.depth,
@@ -192,6 +195,9 @@ def create_gateway(
             "rows_written": stats.written,
             "writer_errors": stats.errors,
             "spilled": stats.spilled,
+            "spool": str(writer.spool.directory) if writer.spool else None,
+            "replayed": stats.replayed,
+            "spool_errors": stats.spool_errors,
             "last_error": stats.last_error,
             "compat": list(rules.names),
         }

@@ -4,7 +4,9 @@ The pass-through only appends ``(offset ms, bytes)`` pieces to a
 :class:`RecordedExchange`; decoding, SSE parsing and reassembly run in the writer
 thread when :meth:`RecordedExchange.to_rows` is called, and so does redaction
 (:func:`probegate.store.redaction.redact_row`, with the writer's redactor): the
-queue holds the raw recording, the rows that leave it are scrubbed.
+queue holds the raw recording, the rows that leave it are scrubbed. With a capture
+spool, ``to_rows`` runs in the writer's ``submit`` just before the answer's last byte
+leaves, so it has to be cheap.
 """
 
 from __future__ import annotations
@@ -139,7 +141,9 @@ class RecordedExchange:
         if self.payload_cap is not None and len(stored) > self.payload_cap:
             values["response_raw"], values["truncated"] = stored[: self.payload_cap], True
             values["flags"] = sorted({*values["flags"], "payload_truncated"})
-        return [Exchange(**values)]
+        # model_construct: the fields are ours and already typed; SQLModel's validating
+        # constructor costs ~10x more, and with a spool this runs before the answer's last byte
+        return [Exchange.model_construct(**values)]
 
     def _identity(self) -> dict[str, Any]:
         """The fields every row of this exchange has, whatever else could be derived."""

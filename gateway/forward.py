@@ -3,7 +3,11 @@
 Body bytes go upstream unchanged; response bytes come back piece by piece as they
 arrive (``aiter_raw``: no decompression, no re-serialisation, no buffering). The
 only work on the hot path is appending ``(offset, bytes)`` to the recording and one
-non-blocking enqueue at the end; everything else happens in the writer thread.
+submit at the end, **before the last byte of the answer goes out**: with a spool the
+writer builds the exchange's (redacted) row there and journals it with one ``write()``,
+so a client that got its whole answer has its exchange on disk even if the gateway is
+SIGKILLed next (a body with ``content-length`` keeps its last piece back until then; a
+chunked body ends only with the final message). Committing happens in the writer thread.
 """
 
 from __future__ import annotations
@@ -211,17 +215,17 @@ class Forwarder:
         )
         is_stream = stream_format(header(rec.response_headers, b"content-type")) is not None
         if is_stream:
-            await self._pump_watching(response, receive, send, rec, t0)
+            last = await self._pump_watching(response, receive, send, rec, t0)
         else:
-            await self._pump(response, send, rec, t0)
-        await self._finish(rec, t0)
+            last = await self._pump(response, send, rec, t0)
+        await self._finish(rec, t0)  # journaled (with a spool) before the last byte leaves
         if rec.error is not None and rec.error != "replay_miss":
             # The upstream broke after the response started (or the client left).
             # Returning without the final message makes the server drop the
             # connection, so the client sees the break as it would without us,
             # not a cleanly finished but truncated body.
             return
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await send({"type": "http.response.body", "body": last, "more_body": False})
 
     def _own_headers(self, rec: RecordedExchange) -> RawHeaders:
         return [
@@ -229,23 +233,31 @@ class Forwarder:
             (b"x-probegate-overhead-ms", f"{rec.overhead_ms:.3f}".encode()),
         ]
 
-    async def _pump(self, response: httpx.Response, send: Send, rec: RecordedExchange, t0: float) -> None:
+    async def _pump(self, response: httpx.Response, send: Send, rec: RecordedExchange, t0: float) -> bytes:
+        """Relay the body; returns the piece held back: the one that completes a
+        declared ``content-length`` (the client would have its whole answer with it)."""
+        length = _content_length(rec.response_headers)
+        received = 0
         try:
             async for chunk in response.aiter_raw():
                 t = _ms(t0)
                 if rec.ttft_ms is None:
                     rec.ttft_ms = t
                 rec.pieces.append((t, chunk))
+                received += len(chunk)
+                if length is not None and received >= length:
+                    return chunk
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except (httpx.TransportError, OSError, TimeoutError) as exc:
             failure = classify(exc, self.config.timeout_s)
             rec.error = f"{failure.code} mid-response: {failure.message}"
         finally:
             await response.aclose()
+        return b""
 
     async def _pump_watching(
         self, response: httpx.Response, receive: Receive, send: Send, rec: RecordedExchange, t0: float
-    ) -> None:
+    ) -> bytes:
         """Pump a stream while watching for the client going away; on disconnect the
         upstream request is cancelled and the partial exchange kept."""
         pump = asyncio.ensure_future(self._pump(response, send, rec, t0))
@@ -253,8 +265,7 @@ class Forwarder:
         done, _ = await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
         if pump in done:
             watch.cancel()
-            pump.result()
-            return
+            return pump.result()
         pump.cancel()
         try:
             await pump
@@ -262,6 +273,7 @@ class Forwarder:
             pass
         rec.error = "client_disconnected"
         await response.aclose()
+        return b""
 
     async def _answer_error(
         self, send: Send, rec: RecordedExchange, t0: float, status: int, code: str, message: str
@@ -280,6 +292,13 @@ class Forwarder:
         rec.latency_ms = _ms(t0)
         rec.ended_at = utcnow()
         await self.writer.submit(rec)
+
+
+def _content_length(headers: RawHeaders) -> int | None:
+    value = header(headers, b"content-length")
+    if value is None or not value.strip().isdigit():
+        return None
+    return int(value)
 
 
 async def _wait_disconnect(receive: Receive) -> None:

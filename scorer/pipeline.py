@@ -59,10 +59,11 @@ def reconstruct(engine: Engine, run_id: str, task_id: str, attempt: int = 0, tas
         task_id: the task.
         attempt: the attempt number.
         task_set: the task set to read the task's tools from (default: the run's;
-            when it cannot be loaded the trajectory is rebuilt without it).
+            when the run's cannot be loaded the trajectory is rebuilt without it).
 
     Raises:
         UsageError: no such run, or nothing recorded for that task attempt.
+        TaskSetError: ``task_set`` was given and cannot be loaded.
         StoreError: the store cannot be read.
     """
     run = load_run(engine, run_id)
@@ -72,7 +73,10 @@ def reconstruct(engine: Engine, run_id: str, task_id: str, attempt: int = 0, tas
     task: Task | None = None
     try:
         task = resolve_task_set(run, task_set).get(task_id)
-    except (TaskSetError, KeyError):
+    except TaskSetError:
+        if task_set is not None:  # asked for by name: a broken or missing set is an error
+            raise
+    except KeyError:
         task = None
     return _trajectory(rows, run, task, run_uses_probes(engine, run_id))
 

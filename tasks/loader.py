@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probegate.errors import TaskSetError
+from probegate.yamlfile import load_yaml
 
 TASKS_DIR = Path(__file__).parent
 SCHEMA_PATH = TASKS_DIR / "schema.json"
@@ -418,7 +419,7 @@ def load_task_file(path: Path) -> tuple[Task | None, list[str]]:
         on a file that passed the schema).
     """
     try:
-        data = _plain(yaml.safe_load(path.read_text(encoding="utf-8")))
+        data = _plain(load_yaml(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return None, [f"{path.name}: (file): cannot read YAML: {exc}".replace("\n", " ")]
     problems = [f"{path.name}: {field}: {reason}" for field, reason in validate_task_data(data)]
@@ -455,6 +456,8 @@ def load_task_set(name_or_path: str) -> TaskSet:
             problems.append(f"{path.name}: id: duplicate task id {task.id!r} (also in {seen[task.id]})")
         seen[task.id] = path.name
         tasks.append(task)
+    if len(problems) == 1:  # one line, as every other error
+        raise TaskSetError(f"task set {folder} has 1 problem: {problems[0]}")
     if problems:
         raise TaskSetError(
             f"task set {folder} has {len(problems)} problem(s):\n" + "\n".join(problems)

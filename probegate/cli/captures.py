@@ -47,9 +47,9 @@ def list_captures(
     from rich.table import Table
     from sqlmodel import Session, select
 
-    from probegate.store import Exchange, open_store
+    from probegate.store import Exchange, open_existing_store
 
-    engine = open_store(store)
+    engine = open_existing_store(store)
     with Session(engine) as session:
         query = select(Exchange)
         if run:
@@ -86,9 +86,9 @@ def show_capture(
     from rich.panel import Panel
     from sqlmodel import Session
 
-    from probegate.store import Exchange, open_store
+    from probegate.store import Exchange, open_existing_store
 
-    engine = open_store(store)
+    engine = open_existing_store(store)
     with Session(engine) as session:
         row = session.get(Exchange, exchange_id)
         if row is None:

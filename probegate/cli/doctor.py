@@ -7,15 +7,16 @@ from dataclasses import asdict
 
 import typer
 
-from probegate.cli.options import JsonOption
+from probegate.cli.options import JsonOption, http_url, number
 from probegate.errors import UpstreamError, UsageError
 
 
 def doctor(
     model_endpoint: str | None = typer.Option(
-        None, "--model-endpoint", help="Base URL of the model server. Default: the embedded local model."),
+        None, "--model-endpoint", help="Base URL of the model server. Default: the embedded local model.",
+        parser=http_url),
     model: str | None = typer.Option(None, "--model", help="Model name (default: the first one /v1/models lists)."),
-    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per request."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per request.", parser=number(above=0, what="seconds")),
     as_json: bool = JsonOption,
 ) -> None:
     """Send a short series of requests and print what the server supports.

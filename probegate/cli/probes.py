@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from probegate.cli.options import JsonOption, StoreOption
+from probegate.cli.options import LOG_LEVELS, PORT, JsonOption, StoreOption, can_listen, choice, writable_dir
 from probegate.errors import UsageError
 
 probes_app = typer.Typer(name="probes", help="The tool probes: serve them, read their call log, list the catalogue.",
@@ -34,17 +34,19 @@ def _loopback_only(host: str) -> None:
 def serve(
     store: str | None = StoreOption,
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback)."),
-    port: int = typer.Option(8701, "--port", help="Bind port."),
-    feedback: str = typer.Option("actionable", "--feedback", help=FEEDBACK_HELP),
-    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    port: int = typer.Option(8701, "--port", help="Bind port (1-65535).", **PORT),
+    feedback: str = typer.Option("actionable", "--feedback", help=FEEDBACK_HELP, parser=choice("plain", "actionable")),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level.", parser=choice(*LOG_LEVELS)),
 ) -> None:
     """Serve the probes alone: POST /r/RUN/TASK/ATTEMPT/tools/TOOL (ATTEMPT optional), GET .../tools."""
     import uvicorn
 
-    from probegate.store.engine import open_store
+    from probegate.store.engine import check_store_url, open_store
     from probegate.probes.app import create_probe_app
 
     _loopback_only(host)
+    check_store_url(store)
+    can_listen(host, port)
     app = create_probe_app(open_store(store), feedback=_feedback(feedback))  # type: ignore[arg-type]
     typer.echo(f"probegate probes on http://{host}:{port} (feedback: {feedback})", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level)
@@ -69,7 +71,7 @@ def _result_summary(row: Any) -> str:
 def log_command(
     run: str = typer.Argument(..., help="Run id."),
     task: str | None = typer.Argument(None, help="Only this task."),
-    attempt: int | None = typer.Option(None, "--attempt", help="Only this attempt."),
+    attempt: int | None = typer.Option(None, "--attempt", help="Only this attempt.", min=0),
     as_json: bool = JsonOption,
     store: str | None = StoreOption,
 ) -> None:
@@ -78,10 +80,10 @@ def log_command(
     from rich.table import Table
     from rich.text import Text
 
-    from probegate.store.engine import open_store
+    from probegate.store.engine import open_existing_store
     from probegate.probes.store import read_probe_calls
 
-    engine = open_store(store)
+    engine = open_existing_store(store)
     try:
         rows = read_probe_calls(engine, run, task, attempt)
     finally:
@@ -128,15 +130,17 @@ def list_command(as_json: bool = JsonOption) -> None:
 
 
 def intercept(
-    port: int = typer.Option(8080, "--port", help="Proxy port."),
+    port: int = typer.Option(8080, "--port", help="Proxy port (1-65535).", **PORT),
     host: str = typer.Option("127.0.0.1", "--host", help="Proxy bind address (loopback)."),
-    map_file: Path = typer.Option(EXAMPLE_MAP, "--map", help="Mapping file: host + path -> probe tool."),
+    map_file: Path = typer.Option(EXAMPLE_MAP, "--map", help="Mapping file: host + path -> probe tool.",
+                                  exists=True, dir_okay=False),
     probes: str = typer.Option("in-process", "--probes", help="'in-process' or the URL of a probe server."),
     store: str | None = StoreOption,
     confdir: str = typer.Option("~/.mitmproxy", "--confdir", help="mitmproxy confdir (holds mitmproxy-ca-cert.pem)."),
     allow: list[str] = typer.Option(["127.0.0.1", "localhost", "::1"], "--allow",
                                     help="Host passed through unchanged (repeat; default: loopback)."),
-    feedback: str = typer.Option("actionable", "--feedback", help=FEEDBACK_HELP + " (in-process only)"),
+    feedback: str = typer.Option("actionable", "--feedback", help=FEEDBACK_HELP + " (in-process only)",
+                                 parser=choice("plain", "actionable")),
 ) -> None:
     """Black-box mode: an HTTP(S) proxy answering mapped API hosts from the probes.
 
@@ -147,12 +151,19 @@ def intercept(
     from probegate.probes.intercept.mapping import MappingError
     from probegate.cli.signals import sigterm_as_interrupt
     from probegate.probes.catalog import tool_names
+    from probegate.store.engine import check_store_url
 
     _loopback_only(host)
     try:
         load_mapping(map_file, tool_names())
     except MappingError as exc:
         raise UsageError(str(exc)) from exc
+    if probes != "in-process" and not probes.startswith(("http://", "https://")):
+        raise UsageError(f"--probes must be 'in-process' or an http(s) URL, got {probes!r}")
+    if probes == "in-process":
+        check_store_url(store)
+    writable_dir(Path(confdir).expanduser(), "--confdir")
+    can_listen(host, port)
     backend, close = _backend(probes, store, feedback)
     try:
         proxy = InterceptProxy(map_file, backend, host=host, port=port, confdir=confdir, allow=tuple(allow)).start()

@@ -19,8 +19,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from probegate.cli.options import MAX_INTEROP_DEFAULT, MaxInteropOption, StoreOption
+from probegate.cli.options import MAX_INTEROP_DEFAULT, MaxInteropOption, StoreOption, choice, http_url, number, writable_dir
 from probegate.cli.signals import sigterm_as_interrupt
+from probegate.errors import UsageError
 
 if TYPE_CHECKING:
     from probegate.runner.attempt import AttemptOutcome
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 #: Exit status of an interrupted run (the shell's convention for SIGINT).
 INTERRUPTED_EXIT = 130
+#: Exit status of a run that finished but could not be scored or written (stored, rescorable).
+SCORING_FAILED_EXIT = 1
 
 
 class ProgressEvents:
@@ -158,7 +161,7 @@ def _print_report(console: Console, report: RunReport) -> None:
     if score is None:
         return
     if score.error:
-        console.print(f"[yellow]{score.error}[/yellow]")
+        console.print(score.error, style="yellow", markup=False)
         return
     line = headline(summary)
     if line:
@@ -176,21 +179,26 @@ def run(
     ),
     task_set: str = typer.Option("default", "--task-set", help="Task set name (under tasks/) or folder."),
     model_endpoint: str | None = typer.Option(
-        None, "--model-endpoint", help="Base URL of the model server. Default: the embedded local model."
+        None, "--model-endpoint", help="Base URL of the model server. Default: the embedded local model.",
+        parser=http_url,
     ),
     gateway: str | None = typer.Option(
-        None, "--gateway", help="A running probegate gateway (with probes) to use instead of starting one."
+        None, "--gateway", help="A running probegate gateway (with probes) to use instead of starting one.",
+        parser=http_url,
     ),
     store: str | None = StoreOption,
-    repeats: int = typer.Option(1, "--repeats", help="Attempts per task (pass^k needs k > 1)."),
-    concurrency: int = typer.Option(1, "--concurrency", help="Attempts running at once."),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
-    max_steps: int | None = typer.Option(None, "--max-steps", help="Model turns per attempt (default: each task's)."),
-    lang: str = typer.Option("en", "--lang", help="Prompt language: en or zh."),
-    feedback: str = typer.Option("actionable", "--feedback", help="Probe error feedback: plain or actionable."),
+    repeats: int = typer.Option(1, "--repeats", help="Attempts per task (pass^k needs k > 1).", min=1),
+    concurrency: int = typer.Option(1, "--concurrency", help="Attempts running at once.", min=1),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (0-2).",
+                                      parser=number(at_least=0, at_most=2)),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="Model turns per attempt (default: each task's).", min=1),
+    lang: str = typer.Option("en", "--lang", help="Prompt language: en or zh.", parser=choice("en", "zh")),
+    feedback: str = typer.Option("actionable", "--feedback", help="Probe error feedback: plain or actionable.",
+                                  parser=choice("plain", "actionable")),
     tasks: str | None = typer.Option(None, "--tasks", help="Only these task ids, comma-separated."),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: TIME-HARNESS-RANDOM)."),
-    task_timeout: float = typer.Option(300.0, "--task-timeout", help="Seconds per attempt."),
+    task_timeout: float = typer.Option(300.0, "--task-timeout", help="Seconds per attempt.",
+                                      parser=number(above=0, what="seconds")),
     api_key: str = typer.Option("probegate", "--api-key", envvar="PROBEGATE_API_KEY", help="Key the agents send."),
     output_dir: Path = typer.Option(Path("runs"), "--output-dir", help="Where run reports are written."),
     model_path: str | None = typer.Option(
@@ -223,8 +231,13 @@ def run(
     """
     from probegate.harnesses.registry import HarnessOptions, expand_harnesses
     from probegate.runner.execute import RunConfig
+    from probegate.store.engine import check_store_url
 
     harnesses, notes = expand_harnesses(harness, HarnessOptions(unsafe_no_sandbox=unsafe_no_sandbox))
+    check_store_url(store)
+    writable_dir(output_dir, "--output-dir")  # before the run, not when its report is written
+    if model_path is not None and not Path(model_path).is_file():
+        raise UsageError(f"--model-path {model_path!r} is not a file")
     config = RunConfig(
         task_set=task_set,
         harness=harness,
@@ -256,7 +269,7 @@ def run(
     if unsafe_no_sandbox and "code" in harnesses:
         notes.append("--unsafe-no-sandbox: the code harness runs model-written code without OS isolation")
     for note in notes:
-        console.print(f"[yellow]{note}[/yellow]")
+        console.print(note, style="yellow", markup=False)
     with sigterm_as_interrupt():
         if len(harnesses) > 1:
             _run_many(config, harnesses)
@@ -281,6 +294,8 @@ def _run_one(config: Any, console: Console) -> None:
     _print_report(Console(), report)
     if report.status == "interrupted":
         raise typer.Exit(INTERRUPTED_EXIT)
+    if report.score is not None and report.score.error:
+        raise typer.Exit(SCORING_FAILED_EXIT)
 
 
 def _progress(console: Console) -> Progress:
@@ -326,6 +341,8 @@ def _run_many(config: Any, harnesses: list[str]) -> None:
     print_comparison(out, reports)
     if any(r.status == "interrupted" for r in reports):
         raise typer.Exit(INTERRUPTED_EXIT)
+    if any(r.score is not None and r.score.error for r in reports):
+        raise typer.Exit(SCORING_FAILED_EXIT)
 
 
 def print_comparison(console: Console, reports: list[RunReport]) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from probegate.cli.options import JsonOption, MaxInteropOption, StoreOption
+from probegate.cli.options import JsonOption, MaxInteropOption, StoreOption, writable_dir
 from probegate.errors import UsageError
 from probegate.ids import check_id, child_path
 
@@ -40,20 +40,14 @@ def _echo_json(value: Any) -> None:
 
 
 def open_engine(store: str | None) -> Engine:
-    """Open an existing store for reading.
+    """Open an existing store for reading (never creates one).
 
     Raises:
-        UsageError: an SQLite store file that does not exist.
-        StoreError: the store cannot be opened.
+        StoreError: there is no store there, or it cannot be opened.
     """
-    from probegate.store.engine import default_store_url, normalize_url, open_store
+    from probegate.store.engine import open_existing_store
 
-    url = normalize_url(store or default_store_url())
-    if url.startswith("sqlite:///"):
-        path = Path(url.removeprefix("sqlite:///"))
-        if str(path) != ":memory:" and not path.exists():
-            raise UsageError(f"no capture store at {path}: pass --store or set PROBEGATE_STORE")
-    return open_store(url)
+    return open_existing_store(store)
 
 
 def _score(run: str, task_set: str | None, store: str | None, max_interop: float | None = None) -> RunScore:
@@ -75,6 +69,21 @@ def _invalid_first(lines: list[str], as_json: bool) -> None:
         typer.echo(line, err=as_json)
 
 
+def _write(result: RunScore, folder: Path) -> dict[str, Path]:
+    """Write a scored run's outputs.
+
+    Raises:
+        UsageError: the folder or a file in it cannot be written.
+    """
+    from probegate.scorer.report.outputs import write_outputs
+
+    try:
+        return write_outputs(result, folder)
+    except OSError as exc:
+        where = exc.filename or folder
+        raise UsageError(f"cannot write the run's outputs to {str(where)!r}: {exc.strerror or exc}") from None
+
+
 def score(
     run: str = typer.Argument(..., help="Run id."),
     task_set: str | None = TaskSetOption,
@@ -89,12 +98,12 @@ def score(
     attempts failed on interop faults.
     """
     from probegate.scorer.report.console import headline_lines, run_table
-    from probegate.scorer.report.outputs import write_outputs
     from probegate.scorer.report.validity import invalid_line
 
+    writable_dir(out, "--out")
     folder = child_path(out, check_id(run, "run"))
     result = _score(run, task_set, store, max_interop)
-    paths = write_outputs(result, folder)
+    paths = _write(result, folder)
     summary = result.summary()
     if as_json:
         _invalid_first([line] if (line := invalid_line(summary["validity"], run)) else [], True)
@@ -116,12 +125,12 @@ def report(
     max_interop: float = MaxInteropOption,
 ) -> None:
     """Score RUN, write its outputs and print the path of report.html."""
-    from probegate.scorer.report.outputs import write_outputs
     from probegate.scorer.report.validity import invalid_line
 
+    writable_dir(out, "--out")
     folder = child_path(out, check_id(run, "run"))
     result = _score(run, task_set, store, max_interop)
-    paths = write_outputs(result, folder)
+    paths = _write(result, folder)
     _invalid_first([line] if (line := invalid_line(result.summary()["validity"], run)) else [], False)
     typer.echo(str(paths["report"]))
 
@@ -129,7 +138,7 @@ def report(
 def trace(
     run: str = typer.Argument(..., help="Run id."),
     task: str = typer.Argument(..., help="Task id."),
-    attempt: int = typer.Option(0, "--attempt", help="Attempt number."),
+    attempt: int = typer.Option(0, "--attempt", help="Attempt number.", min=0),
     task_set: str | None = TaskSetOption,
     store: str | None = StoreOption,
     as_json: bool = JsonOption,
@@ -291,6 +300,10 @@ def selftest(
     """
     from probegate.scorer.report.console import selftest_table
     from probegate.scorer.selftest.suite import run_selftest
+    from probegate.store.engine import check_store_url
+
+    if store is not None:
+        check_store_url(store)
 
     if agents:
         _audit(task_set, store, as_json, max_interop)

@@ -8,8 +8,10 @@ import sys
 
 import typer
 
-from probegate.cli.options import StoreOption
-from probegate.errors import UsageError
+from pathlib import Path
+
+from probegate.cli.options import LOG_LEVELS, PORT, StoreOption, can_listen, choice, http_url, number, writable_dir
+from probegate.errors import StoreError, UsageError
 
 
 def _is_loopback(host: str) -> bool:
@@ -36,25 +38,27 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
 
 
 def serve(
-    upstream: str | None = typer.Option(None, "--upstream", help="Base URL of the model server, e.g. http://127.0.0.1:11434 (optional with --replay)."),
+    upstream: str | None = typer.Option(None, "--upstream", help="Base URL of the model server, e.g. http://127.0.0.1:11434 (optional with --replay).", parser=http_url),
     store: str | None = StoreOption,
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback unless --allow-remote)."),
-    port: int = typer.Option(8700, "--port", help="Bind port."),
+    port: int = typer.Option(8700, "--port", help="Bind port (1-65535).", **PORT),
     max_body: str = typer.Option("32MiB", "--max-body", help="Largest request body accepted (413 above)."),
-    upstream_timeout: float = typer.Option(600.0, "--upstream-timeout", help="Seconds to wait for upstream bytes (504 after)."),
+    upstream_timeout: float = typer.Option(600.0, "--upstream-timeout", help="Seconds to wait for upstream bytes (504 after).", parser=number(above=0, what="seconds")),
     payload_cap: str | None = typer.Option(None, "--payload-cap", help="Store at most this much of each response body (flagged when cut)."),
-    transport: str = typer.Option("aiohttp", "--transport", help="Upstream transport: aiohttp or httpx."),
+    transport: str = typer.Option("aiohttp", "--transport", help="Upstream transport: aiohttp or httpx.", parser=choice("aiohttp", "httpx")),
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow binding a non-loopback address."),
     token: str | None = typer.Option(None, "--token", envvar="PROBEGATE_TOKEN", help="Require Authorization: Bearer TOKEN on every route."),
     compat: list[str] = typer.Option([], "--compat", help="Opt-in request shims, e.g. null-content,args-as-string,drop-params=NAME,max-tokens-alias,default-max-tokens=1024 (rules: gateway/compat.py, README Interop). Every rewrite is recorded."),
     redact: list[str] = typer.Option([], "--redact", help="A regex scrubbed from stored bodies (repeatable). API keys and bearer tokens always are."),
     redact_pii: bool = typer.Option(False, "--redact-pii", help="Also scrub e-mail addresses from stored bodies."),
     replay: str | None = typer.Option(None, "--replay", help="Answer model requests from the captures of this run."),
-    replay_mode: str = typer.Option("none", "--replay-mode", help="none: unrecorded requests get an error; new_episodes: they go upstream; all: re-record everything."),
-    replay_timing: str = typer.Option("fast", "--replay-timing", help="recorded: keep the recorded pacing of streams; fast: send at once."),
+    replay_mode: str = typer.Option("none", "--replay-mode", help="none: unrecorded requests get an error; new_episodes: they go upstream; all: re-record everything.", parser=choice("none", "new_episodes", "all")),
+    replay_timing: str = typer.Option("fast", "--replay-timing", help="recorded: keep the recorded pacing of streams; fast: send at once.", parser=choice("recorded", "fast")),
     replay_ignore_model: bool = typer.Option(False, "--replay-ignore-model", help="Match recorded requests whatever model name they ask for."),
     replay_store: str | None = typer.Option(None, "--replay-store", help="Store holding the replayed run (default: --store)."),
-    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    spool: Path | None = typer.Option(None, "--spool", help="Directory of the capture spool: every answered exchange is journaled there before its last byte leaves, and replayed at the next start after a crash. Default: beside an SQLite store file (FILE-spool), else $XDG_STATE_HOME/probegate/spool/HASH."),
+    no_spool: bool = typer.Option(False, "--no-spool", help="Keep captures only in memory until committed: a SIGKILL then loses what is queued (for measuring what the spool costs)."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level.", parser=choice(*LOG_LEVELS)),
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
 
@@ -66,7 +70,8 @@ def serve(
     from probegate.gateway.app import GatewayConfig
     from probegate.cli.sizes import parse_size
     from probegate.runner.compose import build_app
-    from probegate.store.engine import normalize_url
+    from probegate.store.engine import check_store_url, open_existing_store
+    from probegate.store.spool import default_spool_dir
 
     check_bind(host, allow_remote, token)
     if upstream is None and replay is None:
@@ -81,6 +86,25 @@ def serve(
         raise UsageError(f"--transport must be aiohttp or httpx, got {transport!r}")
     from probegate.gateway.replay import ReplaySettings
 
+    from probegate.gateway.compat import parse_rules
+    from probegate.redact import make_redactor
+
+    parse_rules(list(compat))  # bad shims and regexes are refused before the store is opened
+    make_redactor(list(redact), pii=redact_pii)
+    max_body_bytes = parse_size(max_body)
+    payload_cap_bytes = parse_size(payload_cap) if payload_cap else None
+    store_url = check_store_url(store)
+    if replay is not None:  # the replayed run must exist before a store is made for this one
+        try:
+            open_existing_store(replay_store or store).dispose()
+        except StoreError as exc:
+            raise StoreError(f"--replay {replay}: {exc}") from None
+    if spool is not None and no_spool:
+        raise UsageError("give --spool DIR or --no-spool, not both")
+    spool_dir = None if no_spool else spool or default_spool_dir(store_url)
+    if spool_dir is not None:
+        writable_dir(spool_dir, "--spool")
+
     settings = (
         ReplaySettings(replay, replay_mode, replay_timing, replay_ignore_model)  # type: ignore[arg-type]
         if replay
@@ -91,20 +115,21 @@ def serve(
         replay=settings,
         replay_store=replay_store,
         store=store,
-        max_body=parse_size(max_body),
+        max_body=max_body_bytes,
         upstream_timeout=upstream_timeout,
-        payload_cap=parse_size(payload_cap) if payload_cap else None,
+        payload_cap=payload_cap_bytes,
         transport=transport,  # type: ignore[arg-type]
         token=token,
         compat=list(compat),
         redact=list(redact),
         redact_pii=redact_pii,
+        spool=str(spool_dir) if spool_dir is not None else None,
     )
+    can_listen(host, port)
     app = build_app(config)
     # The capture writer is a thread: let the event loop take the GIL back within
     # 1 ms instead of the default 5 ms, which otherwise shows up as tail latency.
     sys.setswitchinterval(0.001)
-    store_url = normalize_url(store) if store else "sqlite:///probegate.db"
     target = upstream or f"replay of {replay}"
     if replay and upstream:
         target = f"replay of {replay} ({replay_mode}), else {upstream}"

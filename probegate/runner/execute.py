@@ -13,6 +13,7 @@ attempts, mark the run ``interrupted``; finally score what exists.
 from __future__ import annotations
 
 import contextlib
+import math
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -88,7 +89,9 @@ def check_config(config: RunConfig) -> None:
         raise UsageError(f"--concurrency must be at least 1, got {config.concurrency}")
     if config.max_steps is not None and config.max_steps < 1:
         raise UsageError(f"--max-steps must be at least 1, got {config.max_steps}")
-    if config.task_timeout <= 0:
+    if not math.isfinite(config.temperature) or not 0 <= config.temperature <= 2:
+        raise UsageError(f"--temperature must be a number from 0 to 2, got {config.temperature!r}")
+    if not math.isfinite(config.task_timeout) or config.task_timeout <= 0:
         raise UsageError(f"--task-timeout must be positive, got {config.task_timeout}")
     if config.lang not in LANGS:
         raise UsageError(f"--lang must be en or zh, got {config.lang!r}")

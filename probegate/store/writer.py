@@ -2,39 +2,41 @@
 
 The gateway's hot path only enqueues; it never waits on the database. When the
 queue is full, :meth:`CaptureWriter.submit` waits for room (back-pressure) instead of
-dropping a capture. A batch that the database refuses is retried row by row; a row
-that still cannot be written is appended to the spill file (JSON lines) so that
-nothing is lost silently, and the failure is counted in :attr:`CaptureWriter.stats`.
+dropping a capture. With a spool (:mod:`probegate.store.spool`) every capture is
+built into its rows and journaled there, one line with one ``write()``, before
+``submit`` returns; the writer deletes journaled lines once committed and replays the
+spool of a dead writer when it starts. A batch that the database refuses is retried
+row by row; a row that still cannot be written is kept in the spool's refused segment
+(tried again at the next start), so nothing is lost silently, and the failure is
+counted in :attr:`CaptureWriter.stats`.
 
-Nothing reaches the queue, the spill file or the store unredacted: a plain row or an
+Nothing reaches the queue, the spool or the store unredacted: a plain row or an
 upsert is scrubbed by :func:`~probegate.store.redaction.redact_row` when it is
-submitted (before it is queued); a :class:`Capture` builds its rows in the writer
-thread and :meth:`CaptureWriter.rows_of` scrubs them as they are built (a capture
-that redacts its own rows, such as the gateway's ``RecordedExchange``, is handed the
-writer's redactor instead, so its stream and raw body are scrubbed before a payload
-cap cuts them).
+submitted (before it is journaled and queued); a :class:`Capture`'s rows are scrubbed
+by :meth:`CaptureWriter.rows_of` as they are built (a capture that redacts its own
+rows, such as the gateway's ``RecordedExchange``, is handed the writer's redactor
+instead, so its stream and raw body are scrubbed before a payload cap cuts them).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
 import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from sqlalchemy import insert
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel
 
 from probegate.redact import SECRETS, Redactor
 from probegate.store.redaction import redact_row
+from probegate.store.spool import Spool, decode, encode
 
 log = logging.getLogger("probegate.store")
 
@@ -61,6 +63,14 @@ class Upsert:
 
 
 @dataclass
+class _Journaled:
+    """Rows built on the submitting side and journaled in spool segment ``segment``."""
+
+    rows: list[SQLModel | Upsert]
+    segment: int
+
+
+@dataclass
 class WriterStats:
     """Counters reported by ``GET /probegate/health``."""
 
@@ -69,6 +79,8 @@ class WriterStats:
     batches: int = 0
     errors: int = 0
     spilled: int = 0
+    replayed: int = 0
+    spool_errors: int = 0
     last_error: str | None = None
     started_at: float = field(default_factory=time.time)
 
@@ -91,12 +103,12 @@ def _without_nul(value: Any) -> Any:
     return value
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return {"__bytes__": base64.b64encode(value).decode()}
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
+def _pairs(rows: list[SQLModel | Upsert]) -> list[tuple[SQLModel, bool]]:
+    return [(r.row, True) if isinstance(r, Upsert) else (r, False) for r in rows]
+
+
+def _unpairs(pairs: list[tuple[SQLModel, bool]]) -> list[SQLModel | Upsert]:
+    return [Upsert(row) if upsert else row for row, upsert in pairs]
 
 
 class CaptureWriter:
@@ -106,7 +118,11 @@ class CaptureWriter:
         engine: the store engine.
         maxsize: queue bound (items); a full queue applies back-pressure.
         batch: most rows committed in one transaction.
-        spill_path: JSON-lines file for rows the database refused.
+        spool: directory of the capture spool (:mod:`probegate.store.spool`). With it,
+            ``submit`` builds each capture's rows and journals them before returning,
+            and :meth:`start` replays what a dead writer left there. Without it,
+            captures wait in memory until committed (a SIGKILL loses the queue), and
+            rows the database refuses go to ``probegate-spool`` in the working directory.
         linger_s: after the first capture of a batch, wait this long (s) for more, so
             a steady trickle is committed in a few transactions instead of one each
             (each commit costs CPU that competes with the event loop for the GIL).
@@ -120,7 +136,7 @@ class CaptureWriter:
         *,
         maxsize: int = 10_000,
         batch: int = 256,
-        spill_path: str | Path | None = None,
+        spool: str | Path | Spool | None = None,
         linger_s: float = 0.05,
         redactor: Redactor = SECRETS,
     ) -> None:
@@ -128,14 +144,23 @@ class CaptureWriter:
         self.redactor = redactor
         self.batch = batch
         self.linger_s = linger_s
-        self.spill_path = Path(spill_path) if spill_path else Path("probegate-spill.jsonl")
+        self.spool = Spool(spool) if isinstance(spool, (str, Path)) else spool
+        self._refusals: Spool | None = self.spool
         self.stats = WriterStats()
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> CaptureWriter:
-        """Start the writer thread (idempotent)."""
+        """Replay the spool's orphaned segments (with a spool), then start the writer
+        thread (idempotent).
+
+        Raises:
+            OSError: the spool directory cannot be created or written.
+        """
+        if self.spool is not None and self._thread is None:
+            self.spool.open()
+            self._replay()
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="probegate-writer", daemon=True)
             self._thread.start()
@@ -148,6 +173,8 @@ class CaptureWriter:
         self._queue.put(_STOP)
         self._thread.join(timeout)
         self._thread = None
+        if self.spool is not None:
+            self.spool.close()
 
     def flush(self) -> None:
         """Block until every capture queued so far is committed (or spilled)."""
@@ -173,25 +200,15 @@ class CaptureWriter:
         return item
 
     def submit_nowait(self, item: SQLModel | Capture | Upsert) -> bool:
-        """Enqueue without waiting (rows are scrubbed first); ``False`` when the queue is full."""
-        return self._put_nowait(self.prepared(item))
-
-    async def submit(self, item: SQLModel | Capture | Upsert) -> None:
-        """Enqueue from the event loop; waits for room when the queue is full."""
-        item = self.prepared(item)
-        if not self._put_nowait(item):
-            await asyncio.to_thread(self._queue.put, item)
-            self.stats.queued += 1
-
-    def submit_blocking(self, item: SQLModel | Capture | Upsert) -> None:
-        """Enqueue from a plain thread; waits for room when the queue is full."""
-        self._queue.put(self.prepared(item))
-        self.stats.queued += 1
-
-    def _put_nowait(self, item: SQLModel | Capture | Upsert) -> bool:
+        """Scrub, journal (with a spool) and enqueue without waiting; ``False`` when the queue
+        is full (then nothing was journaled)."""
+        if self._queue.full():
+            return False
+        entry = self._journal(self.prepared(item))
         try:
-            self._queue.put_nowait(item)
-        except queue.Full:
+            self._queue.put_nowait(entry)
+        except queue.Full:  # another producer took the room meanwhile: the caller submits again
+            self._release([entry])
             return False
         self.stats.queued += 1
         return True
@@ -206,6 +223,51 @@ class CaptureWriter:
             setattr(item, "redactor", self.redactor)  # it scrubs its own rows, before any payload cap
             return list(item.to_rows())
         return [redact_row(row, self.redactor) for row in item.to_rows()]
+
+    async def submit(self, item: SQLModel | Capture | Upsert) -> None:
+        """Journal (with a spool) and enqueue from the event loop; waits for room when the
+        queue is full. With a spool the rows are built and written to the spool here,
+        so when this returns a SIGKILL no longer loses the capture."""
+        entry = self._journal(self.prepared(item))
+        try:
+            self._queue.put_nowait(entry)
+        except queue.Full:
+            await asyncio.to_thread(self._queue.put, entry)
+        self.stats.queued += 1
+
+    def submit_blocking(self, item: SQLModel | Capture | Upsert) -> None:
+        """Journal (with a spool) and enqueue from a plain thread; waits for room when
+        the queue is full."""
+        self._queue.put(self._journal(self.prepared(item)))
+        self.stats.queued += 1
+
+    def _journal(self, item: SQLModel | Capture | Upsert) -> Any:
+        if self.spool is None:
+            return item
+        rows = self._rows(item)
+        try:
+            return _Journaled(rows, self.spool.append(encode(_pairs(rows))))
+        except (OSError, ValueError, TypeError) as exc:  # disk full ...: still stored, not crash-safe
+            self.stats.spool_errors += 1
+            self._note_error(f"spool write failed: {exc!r}")
+            log.error("a capture could not be written to the spool %s: %r", self.spool.directory, exc)
+            return rows
+
+    def _replay(self) -> None:
+        """Commit what dead writers left in the spool; rows already stored are skipped."""
+        assert self.spool is not None
+        for path, lines in self.spool.orphans():
+            rows: list[SQLModel | Upsert] = []
+            for line in lines:
+                try:
+                    rows.extend(_unpairs(decode(line)))
+                except (ValueError, KeyError, TypeError) as exc:  # a torn last line was never answered
+                    log.warning("skipped an unreadable line in %s: %r", path, exc)
+            for start in range(0, len(rows), self.batch):
+                self._write(rows[start:start + self.batch], replay=True)
+            self.stats.replayed += len(rows)
+            if rows:
+                log.warning("replayed %d row(s) from %s", len(rows), path)
 
     # -- consumer ----------------------------------------------------------------
     def _run(self) -> None:
@@ -228,6 +290,7 @@ class CaptureWriter:
             try:
                 self._write([row for item in items for row in self._rows(item)])
             finally:
+                self._release(items)
                 for _ in range(len(items) + (1 if stopping else 0)):
                     self._queue.task_done()
         # anything enqueued after the stop marker is still written
@@ -239,10 +302,26 @@ class CaptureWriter:
                 break
         if rest:
             self._write([row for item in rest for row in self._rows(item)])
+            self._release(rest)
             for _ in rest:
                 self._queue.task_done()
 
+    def _release(self, items: list[Any]) -> None:
+        """Tell the spool which journaled lines are now committed (or kept as refused)."""
+        if self.spool is None:
+            return
+        for item in items:
+            if isinstance(item, _Journaled):
+                try:
+                    self.spool.done(item.segment)
+                except OSError as exc:
+                    self._note_error(f"spool upkeep failed: {exc!r}")
+
     def _rows(self, item: Any) -> list[SQLModel | Upsert]:
+        if isinstance(item, _Journaled):
+            return item.rows
+        if isinstance(item, list):
+            return item
         if isinstance(item, (SQLModel, Upsert)):
             return [item]  # scrubbed when submitted
         try:
@@ -253,23 +332,25 @@ class CaptureWriter:
             fallback = getattr(item, "fallback_rows", None)
             return [redact_row(row, self.redactor) for row in fallback(exc)] if fallback else []
 
-    def _write(self, rows: list[SQLModel | Upsert]) -> None:
+    def _write(self, rows: list[SQLModel | Upsert], replay: bool = False) -> None:
         if not rows:
             return
         try:
-            self._commit(rows)
+            self._commit(rows, replay)
         except Exception as exc:
             self._note_error(f"batch commit failed: {exc!r}")
             for row in rows:
-                self._write_one(row)
+                self._write_one(row, replay)
             return
         self.stats.written += len(rows)
         self.stats.batches += 1
 
-    def _write_one(self, row: SQLModel | Upsert) -> None:
-        for delay in (0.05, 0.2, 1.0):
+    def _write_one(self, row: SQLModel | Upsert, replay: bool = False) -> None:
+        # a replay runs before the gateway answers: a row the store refuses then is
+        # kept for the next start at once, not after a second of retries
+        for delay in (0.0,) if replay else (0.05, 0.2, 1.0):
             try:
-                self._commit([row])
+                self._commit([row], replay)
             except Exception as exc:
                 self._note_error(f"row commit failed: {exc!r}")
                 time.sleep(delay)
@@ -278,36 +359,42 @@ class CaptureWriter:
                 return
         self._spill(row)
 
-    def _commit(self, rows: list[SQLModel | Upsert]) -> None:
+    def _commit(self, rows: list[SQLModel | Upsert], replay: bool = False) -> None:
         inserts: dict[type[SQLModel], list[dict[str, Any]]] = {}
         clean = _without_nul if self.engine.dialect.name == "postgresql" else _same
         with Session(self.engine, expire_on_commit=False) as session:
             for row in rows:
                 if isinstance(row, Upsert):
-                    self._flush_inserts(session, inserts)
+                    self._flush_inserts(session, inserts, replay)
                     model = type(row.row)
                     session.merge(model.model_validate(clean(row.row.model_dump())))
                 else:
                     inserts.setdefault(type(row), []).append(clean(row.model_dump()))
-            self._flush_inserts(session, inserts)
+            self._flush_inserts(session, inserts, replay)
             session.commit()
 
-    @staticmethod
-    def _flush_inserts(session: Session, inserts: dict[type[SQLModel], list[dict[str, Any]]]) -> None:
+    def _flush_inserts(
+        self, session: Session, inserts: dict[type[SQLModel], list[dict[str, Any]]], replay: bool
+    ) -> None:
         # one executemany per table: far cheaper than the ORM's unit of work per row;
-        # flushed before an upsert so the store sees captures in the order they came
+        # flushed before an upsert so the store sees captures in the order they came.
+        # A replay skips rows already stored (committed before the crash).
         for model, values in inserts.items():
-            session.execute(insert(model), values)
+            session.execute(self._insert(model) if replay else insert(model), values)
         inserts.clear()
 
+    def _insert(self, model: type[SQLModel]) -> Any:
+        dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(self.engine.dialect.name)
+        if dialect is None:
+            raise NotImplementedError(f"spool replay into {self.engine.dialect.name} stores")
+        return dialect.insert(model).on_conflict_do_nothing()
+
     def _spill(self, row: SQLModel | Upsert) -> None:
-        target = row.row if isinstance(row, Upsert) else row
-        record = {"table": type(target).__tablename__}
-        record.update({k: _jsonable(v) for k, v in target.model_dump().items()})
-        with self.spill_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, default=str) + "\n")
+        if self._refusals is None:
+            self._refusals = Spool("probegate-spool")
+        path = self._refusals.refuse(encode(_pairs([row])))
         self.stats.spilled += 1
-        log.error("a capture could not be stored and was written to %s", self.spill_path)
+        log.error("a capture could not be stored and was kept in %s (tried again at the next start)", path)
 
     def _note_error(self, message: str) -> None:
         self.stats.errors += 1

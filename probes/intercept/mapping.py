@@ -32,6 +32,8 @@ from typing import Any, Literal, NamedTuple
 
 import yaml
 
+from probegate.yamlfile import load_yaml
+
 Source = Literal["query", "path", "header", "body", "value"]
 Conversion = Literal["auto", "string", "integer", "number", "boolean", "json"]
 WHOLE_BODY = "body"
@@ -192,7 +194,7 @@ def load_mapping(path: str | Path, known_tools: Iterable[str] | None = None) -> 
         MappingError: the file cannot be read or is invalid.
     """
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = load_yaml(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise MappingError(f"cannot read mapping file {path}: {exc}") from exc
     try:

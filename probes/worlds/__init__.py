@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from probegate.probes.worlds.invariants import world_problems
+from probegate.yamlfile import load_yaml
 
 WORLDS_DIR = Path(__file__).parent
 #: Newest world format this code reads.
@@ -63,8 +64,8 @@ def _fixture(name: str) -> str:
     path = _path(name)
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, json.JSONDecodeError) as exc:
+        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, json.JSONDecodeError, RecursionError) as exc:
         raise WorldError(f"cannot read world {path}: {exc}") from exc
     if not isinstance(data, dict):
         raise WorldError(f"world {path} must be a mapping at the top level")

@@ -67,7 +67,7 @@ def load_run(engine: Engine, run_id: str) -> RunInfo:
     except SQLAlchemyError as exc:
         raise StoreError(f"cannot read run {run_id!r} from the store: {exc}") from exc
     if seen is None:
-        raise UsageError(f"no run {run_id!r} in this store (see `probegate runs` or pass --store)")
+        raise UsageError(f"no run {run_id!r} in this store (pass --store; `probegate captures list` shows what it holds)")
     return RunInfo(run_id)
 
 

@@ -62,9 +62,11 @@ def test_sigterm_under_load_loses_nothing(tmp_path: Path, request: pytest.Fixtur
     [
         (["--upstream", "http://127.0.0.1:1", "--host", "0.0.0.0"], "not loopback"),
         (["--upstream", "http://127.0.0.1:1", "--host", "0.0.0.0", "--allow-remote"], "needs --token"),
-        (["--upstream", "ftp://x"], "--upstream must be an http(s) URL"),
+        (["--upstream", "ftp://x"], "Invalid value for '--upstream': 'ftp://x' is not an http(s) URL"),
         (["--upstream", "http://127.0.0.1:1", "--max-body", "lots"], "not a size"),
-        (["--upstream", "http://127.0.0.1:1", "--store", "nosuch://x"], "cannot open store"),
+        (["--upstream", "http://127.0.0.1:1", "--store", "nosuch://x"], "stores are SQLite or PostgreSQL, not nosuch"),
+        (["--upstream", "http://127.0.0.1:1", "--port", "99999"], "Invalid value for '--port'"),
+        (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "-1"], "-1 must be more than 0"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:

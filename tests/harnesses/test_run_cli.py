@@ -74,7 +74,9 @@ def test_a_run_end_to_end(model, tmp_path: Path) -> None:
         (["--harness", "nope"], "error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, "
                                 'crewai, cmd:"COMMAND"'),
         (["--harness", "fc", "--task-set", "/no/such/set"], "error: no task set '/no/such/set'"),
-        (["--harness", "fc", "--repeats", "0"], "error: --repeats must be at least 1, got 0"),
+        (["--harness", "fc", "--repeats", "0"], "error (probegate run): Invalid value for '--repeats'"),
+        (["--harness", "fc", "--temperature", "nan"], "error (probegate run): Invalid value for '--temperature': 'nan' is not a finite number"),
+        (["--harness", "fc", "--output-dir", "/proc/nope"], "error: --output-dir '/proc/nope': cannot write in '/proc'"),
         (["--harness", "fc", "--tasks", "missing-task"], "error: unknown task id(s) in tasks: missing-task"),
         (["--harness", "fc", "--run-id", "a/b"], "error: --run-id 'a/b' is not usable"),
     ],

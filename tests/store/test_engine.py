@@ -10,7 +10,7 @@ from alembic import command
 from sqlalchemy import create_engine
 
 from probegate.errors import StoreError
-from probegate.store import Run, normalize_url, open_store
+from probegate.store import Run, check_store_url, normalize_url, open_existing_store, open_store
 from probegate.store.migrate import _config, current_revision, head_revision
 
 
@@ -68,7 +68,30 @@ def test_older_store_opens_and_upgrades(store_url: str, drop_version_table: bool
     engine.dispose()
 
 
-@pytest.mark.parametrize("url", ["nosuchdriver://x/y", "postgresql+psycopg://nobody@127.0.0.1:1/none"])
-def test_bad_urls_give_store_errors(url: str) -> None:
-    with pytest.raises(StoreError, match="cannot open store"):
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("nosuchdriver://x/y", "stores are SQLite or PostgreSQL, not nosuchdriver"),
+        ("mysql://u@127.0.0.1/db", "stores are SQLite or PostgreSQL, not mysql"),
+        ("postgresql+psycopg://nobody@127.0.0.1:1/none", "cannot open store"),
+    ],
+)
+def test_bad_urls_give_store_errors(url: str, message: str, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match=message):
         open_store(url)
+
+
+def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database\n")
+    with pytest.raises(StoreError, match="file is not a database"):
+        open_store(str(notes))
+    with pytest.raises(StoreError, match="is not an SQLite database"):
+        check_store_url(str(notes))
+
+
+def test_reading_never_creates_a_store(tmp_path) -> None:
+    with pytest.raises(StoreError, match="no capture store at"):
+        open_existing_store(f"sqlite:///{tmp_path / 'typo.db'}")
+    assert not list(tmp_path.iterdir())

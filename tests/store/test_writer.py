@@ -7,7 +7,7 @@ import json
 import threading
 
 from sqlalchemy import func, text
-from sqlmodel import Session, select
+from sqlmodel import Session, SQLModel, select
 
 from probegate.store import CaptureWriter, Exchange, ProbeCall, Upsert, WorldState, open_store
 
@@ -74,13 +74,20 @@ def test_refused_rows_are_spilled_not_lost(tmp_path) -> None:
     engine = open_store(f"sqlite:///{tmp_path / 's.db'}")
     with engine.begin() as conn:
         conn.execute(text("DROP TABLE probecall"))
-    spill = tmp_path / "spill.jsonl"
-    writer = CaptureWriter(engine, spill_path=spill).start()
+    spool = tmp_path / "spool"
+    writer = CaptureWriter(engine, spool=spool).start()
     writer.submit_blocking(ProbeCall(run_id="r", task_id="t", tool="send_email", raw_args='{"to": "a@b.c"}'))
     writer.close()
-    record = json.loads(spill.read_text().splitlines()[0])
-    assert record["table"] == "probecall" and record["tool"] == "send_email"
     assert writer.stats.spilled == 1 and writer.stats.errors >= 1
+    (kept,) = spool.glob("*.refused.spool")
+    record = json.loads(kept.read_text().splitlines()[0])
+    assert record["rows"][0]["table"] == "probecall" and record["rows"][0]["values"]["tool"] == "send_email"
+    # once the store takes it again, the next writer on that spool stores it
+    SQLModel.metadata.create_all(engine, tables=[ProbeCall.__table__])
+    again = CaptureWriter(engine, spool=spool).start()
+    again.close()
+    assert again.stats.replayed == 1 and _count(engine, ProbeCall) == 1
+    assert not list(spool.glob("*.spool"))
 
 
 def test_nul_characters_are_stored_on_both_stores(engine) -> None:
