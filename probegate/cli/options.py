@@ -32,8 +32,7 @@ MAX_INTEROP_DEFAULT = 0.10
 MaxInteropOption = typer.Option(
     MAX_INTEROP_DEFAULT,
     "--max-interop",
-    min=0.0,
-    max=1.0,
+    parser=lambda value: number(at_least=0.0, at_most=1.0, what="a share from 0 to 1")(value),
     help="Share of attempts (0-1) that may fail on interop faults before the run is marked invalid environment.",
 )
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
@@ -137,3 +136,16 @@ def can_listen(host: str, port: int) -> None:
             sock.bind(address)
         except OSError as exc:
             raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+#: URL schemes a Celery broker can have here (Redis and AMQP).
+BROKER_SCHEMES = ("redis://", "rediss://", "amqp://", "amqps://", "pyamqp://")
+
+
+def broker_url(value: Any) -> str | None:
+    """A parser for ``--broker``: a Redis or AMQP URL."""
+    if value is None:
+        return value
+    if not str(value).startswith(BROKER_SCHEMES):
+        raise typer.BadParameter(f"{value!r} is not a broker URL ({', '.join(s + '...' for s in BROKER_SCHEMES)})")
+    return str(value)

@@ -19,7 +19,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from probegate.cli.options import MAX_INTEROP_DEFAULT, MaxInteropOption, StoreOption, choice, http_url, number, writable_dir
+from probegate.cli.options import (
+    MAX_INTEROP_DEFAULT,
+    MaxInteropOption,
+    StoreOption,
+    broker_url,
+    choice,
+    http_url,
+    number,
+    writable_dir,
+)
 from probegate.cli.signals import sigterm_as_interrupt
 from probegate.errors import UsageError
 
@@ -214,14 +223,14 @@ def run(
     ),
     max_interop: float = MaxInteropOption,
     executor: str = typer.Option(
-        "local", "--executor", help="Where attempts run: local (this process) or celery (`probegate worker`s)."
+        "local", "--executor", parser=choice("local", "celery"), help="Where attempts run: local (this process) or celery (`probegate worker`s)."
     ),
     broker: str | None = typer.Option(
-        None, "--broker", envvar="PROBEGATE_BROKER", help="Celery broker URL for --executor celery (redis://..., amqp://...)."
+        None, "--broker", envvar="PROBEGATE_BROKER", parser=broker_url, help="Celery broker URL for --executor celery (redis://..., amqp://...)."
     ),
     queue: str = typer.Option("probegate", "--queue", help="Broker queue the workers consume (--executor celery)."),
     max_tries: int = typer.Option(
-        3, "--max-tries", help="Deliveries of one attempt (its worker lost each time) before it is recorded as an error."
+        3, "--max-tries", min=1, help="Deliveries of one attempt (its worker lost each time) before it is recorded as an error."
     ),
 ) -> None:
     """Run a task set through one agent harness (or several, one run each) and score it.

@@ -33,7 +33,7 @@ ROOT = typer.main.get_command(app)
 #: options whose every value is usable (flags, names, filters, free text)
 FREE = {"--json", "--markdown", "--yes", "--allow-remote", "--redact-pii", "--replay-ignore-model", "--no-spool",
         "--model", "--token", "--api-key", "--allow", "--tools", "--task", "--run", "debug-parse:text",
-        "probes log:run", "probes log:task"}
+        "probes log:run", "probes log:task", "--unsafe-no-sandbox", "--agents", "--queue"}
 
 #: bad values per option ({placeholders} are fixtures, see ``_fill``)
 BAD: dict[str, list[str]] = {
@@ -78,6 +78,12 @@ BAD: dict[str, list[str]] = {
     "--timeout": ["0", "nan"],
     "--limit": ["0"],
     "--older-than": ["-1", "nan"],
+    "--max-interop": ["-0.1", "2", "nan"],
+    "--executor": ["pigeon"],
+    "--broker": ["ftp://x"],
+    "--max-tries": ["0"],
+    "--visibility-timeout": ["0", "nan"],
+    "--loglevel": ["loud"],
     "run": ["no-such-run"],
     "runs": ["no-such-run"],
     "old": ["no-such-run"],
@@ -109,6 +115,7 @@ BASE: dict[str, list[str]] = {
     "probes log": ["ARG:run", "ARG:task", "--store", "{store}"],
     "probes list": [],
     "store prune": ["--older-than", "1", "--store", "{store}"],
+    "worker": ["--broker", "redis://127.0.0.1:9/0", "--store", "{store}"],
 }
 #: the good value of each positional argument
 GOOD = {"run": "r1", "runs": "r1", "old": "r1", "new": "r1", "task": "{task}", "exchange_id": "x",
