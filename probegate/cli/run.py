@@ -21,6 +21,7 @@ from rich.table import Table
 
 from probegate.cli.options import StoreOption
 from probegate.cli.signals import sigterm_as_interrupt
+from probegate.errors import UsageError
 
 if TYPE_CHECKING:
     from probegate.runner.attempt import AttemptOutcome
@@ -180,6 +181,11 @@ def run(
     compat: list[str] = typer.Option(
         [], "--compat", help="Opt-in request shims for the in-process gateway (see probegate serve --help)."
     ),
+    chat_handler: str | None = typer.Option(
+        None, "--chat-handler",
+        help="The embedded server's chat handler: probegate-chatml-tools (default) or llama-cpp-python's "
+             "chatml-function-calling (drops tool results; for comparison). Recorded in the run's params.",
+    ),
 ) -> None:
     """Run a task set through one agent harness (or several, one run each) and score it.
 
@@ -189,6 +195,9 @@ def run(
     from probegate.harnesses.registry import expand_harnesses
     from probegate.runner.execute import RunConfig
 
+    if chat_handler is not None and (model_endpoint or gateway):
+        raise UsageError("--chat-handler picks the embedded server's prompt format: leave out --model-endpoint "
+                         "and --gateway")
     harnesses, notes = expand_harnesses(harness)
     config = RunConfig(
         task_set=task_set,
@@ -210,6 +219,7 @@ def run(
         output_dir=output_dir,
         model_path=model_path,
         compat=tuple(compat),
+        chat_handler=chat_handler,
     )
     console = Console(stderr=True)
     for note in notes:

@@ -33,3 +33,13 @@ def test_the_launcher_passes_its_arguments_to_the_llama_cpp_server() -> None:
     proc = subprocess.run([sys.executable, "-m", "probegate.runner.llama_server", "--help"], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and "--chat_format" in proc.stdout, proc.stderr
+
+
+def test_the_launcher_registers_probegate_s_chat_handler() -> None:
+    check = ("import runpy, sys\n"
+             "from llama_cpp import llama_chat_format as f\n"
+             "runpy.run_module = lambda *a, **k: print(f.get_chat_completion_handler('probegate-chatml-tools').__name__)\n"
+             "from probegate.runner import llama_server\n"
+             "llama_server.main(['--help'])\n")
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "chatml_tools", out.stdout + out.stderr
