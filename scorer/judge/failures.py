@@ -18,6 +18,7 @@ from probegate.scorer.judge.loops import duplicates
 from probegate.scorer.judge.matching import compare_args
 from probegate.scorer.judge.normalize import text
 from probegate.scorer.judge.wire_rules import (
+    dropped_tool_results,
     format_problems,
     ignored_tools,
     offending_field,
@@ -147,6 +148,7 @@ def _premature(facts: Facts) -> list[Attribution]:
 RULES: tuple[Callable[[Facts], list[Attribution]], ...] = (
     wire_failures,
     ignored_tools,
+    dropped_tool_results,
     truncation,
     format_problems,
     _fake,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import subprocess
 import sys
 
@@ -15,6 +17,12 @@ from probegate.testing.streams import chat_chunk
 
 def _usage(prompt: int, completion: int = 5) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _tokens(messages: list[dict], *, escape: bool = False, drop_tool_results: bool = False) -> int:
+    """A tokenizer's count, roughly: a word or a punctuation character is one token."""
+    text = " ".join(str(m.get("content") or "") for m in messages if not (drop_tool_results and m["role"] == "tool"))
+    return len(re.findall(r"\w+|[^\w\s]", html.escape(text) if escape else text))
 
 
 def faulty_server(request: ReceivedRequest) -> Reply | Turn:
@@ -38,14 +46,16 @@ def faulty_server(request: ReceivedRequest) -> Reply | Turn:
         return Reply.json(chat_completion("1 2 3 4 5 6 7 8 9 10 11 12", usage=_usage(10, 40)))
     if tools and body.get("max_tokens") == 8:  # chatml-function-calling passes max_tokens=None on
         return Reply.json(chat_completion("1\n2\n3\n4\n5\n6\n7\n8\n9\n10", usage=_usage(60, 20)))  # its tool path
+    # llama-cpp-python's chatml-function-calling: HTML-escaped content, tool results dropped
+    seen = _usage(_tokens(messages, escape=True, drop_tool_results=True))
     if tools and not any(m.get("role") == "system" for m in messages):  # tools live in the system message
-        return Reply.json(chat_completion("Hello there.", usage=_usage(30)))
+        return Reply.json(chat_completion("Hello there.", usage=seen))
     if tools and body.get("stream"):
         return Reply.sse([chat_chunk({"content": '{"name": "get_weather"}'}), chat_chunk({}, "stop")])
     if tools and "tool_choice" in body:
         return Reply.json(chat_completion(tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}],
                                           usage=_usage(200)))
-    return Reply.json(chat_completion("Hello there.", usage=_usage(30)))
+    return Reply.json(chat_completion("Hello there.", usage=seen))
 
 
 def healthy_server(request: ReceivedRequest) -> Reply | Turn:
@@ -58,9 +68,8 @@ def healthy_server(request: ReceivedRequest) -> Reply | Turn:
         if body.get("stream"):
             return Turn(tool_calls=call)
         return Reply.json(chat_completion(tool_calls=call, usage=_usage(200)))
-    words = len(json.dumps(body["messages"]).split())
     limit = body.get("max_completion_tokens")
-    return Reply.json(chat_completion("Hello.", usage=_usage(words if words > 100 else 30, min(limit or 5, 5))))
+    return Reply.json(chat_completion("Hello.", usage=_usage(_tokens(body["messages"]), min(limit or 5, 5))))
 
 
 @pytest.fixture
@@ -88,16 +97,22 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
         "tools-stream": ("problem", None),
         "null-content": ("problem", "null-content"),
         "object-args": ("problem", "args-as-string"),
+        "tool-results": ("problem", "tool-results-as-user"),
+        "unescaped-content": ("problem", None),
         "max_completion_tokens": ("problem", "max-tokens-alias"),
         "max-tokens-with-tools": ("problem", "bound-strings"),
         "parallel_tool_calls": ("problem", "drop-params=parallel_tool_calls"),
         "long-context": ("unsupported", None),
         "long-max-length": ("problem", "cap-max-length"),
     }
-    assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string", "max-tokens-alias",
-                                         "bound-strings", "drop-params=parallel_tool_calls", "cap-max-length"]
+    assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string",
+                                         "tool-results-as-user", "max-tokens-alias", "bound-strings",
+                                         "drop-params=parallel_tool_calls", "cap-max-length"]
     assert "messages.2.content" in next(c.evidence for c in checks if c.name == "null-content")
     assert "asked for 8 tokens, got 20" in next(c.evidence for c in checks if c.name == "max-tokens-with-tools")
+    evidence = {c.name: c.evidence for c in checks}
+    assert "the server drops tool results" in evidence["tool-results"]
+    assert "HTML-escapes content" in evidence["unescaped-content"]
 
 
 def test_a_healthy_server_needs_no_shim(server) -> None:
