@@ -28,7 +28,7 @@ from sqlmodel import SQLModel
 from probegate.store import CaptureWriter, Run, new_id, open_store, utcnow
 from probegate.scorer.selftest.mutations import Plan, PlannedCall
 from probegate.scorer.selftest.scripted import ScriptedAgent
-from probegate.scorer.selftest.suite import _read_only_tools, _scripted_subagent, plans_for
+from probegate.scorer.selftest.suite import read_only_tools, scripted_subagent, plans_for
 from probegate.tasks.loader import Task, TaskSet, load_task_set
 
 TEMPLATE_RUN = "template"
@@ -119,13 +119,13 @@ def play_templates(tasks: TaskSet, calls: int) -> list[Template]:
     """Play every task's reference and mutations, padded to ``calls`` calls, into a scratch store."""
     from probegate.probes.service import ProbeService
 
-    read_only = _read_only_tools()
+    read_only = read_only_tools()
     names: dict[tuple[str, int], str] = {}
     with tempfile.TemporaryDirectory(prefix="probegate-bench-") as tmp:
         engine = open_store(f"sqlite:///{Path(tmp) / 'templates.db'}")
         writer = CaptureWriter(engine).start()
         try:
-            agent = ScriptedAgent(ProbeService(writer, subagent=_scripted_subagent), writer)
+            agent = ScriptedAgent(ProbeService(writer, subagent=scripted_subagent), writer)
             for task in tasks.tasks:
                 plans = [p for p in plans_for(task, read_only) if p.skipped is None]
                 lookups = working_lookups(agent.service, task, candidate_lookups(task, plans[0], read_only))

@@ -11,7 +11,7 @@ from probegate.tasks.loader import (
     lint_task,
     load_task_file,
     load_task_set,
-    resolve_task_set,
+    task_set_folder,
     validate_task_data,
 )
 
@@ -26,6 +26,6 @@ __all__ = [
     "lint_task",
     "load_task_file",
     "load_task_set",
-    "resolve_task_set",
+    "task_set_folder",
     "validate_task_data",
 ]

@@ -216,7 +216,7 @@ def task_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
-def resolve_task_set(name_or_path: str) -> Path:
+def task_set_folder(name_or_path: str) -> Path:
     """A task set folder: a path, or a name under ``tasks/`` (``default``).
 
     Raises:
@@ -395,7 +395,7 @@ def load_task_set(name_or_path: str) -> TaskSet:
         TaskSetError: the folder is missing or empty, a task is invalid, or two
             tasks share an id. The message lists every problem, one per line.
     """
-    folder = resolve_task_set(name_or_path)
+    folder = task_set_folder(name_or_path)
     files = sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml"))
     if not files:
         raise TaskSetError(f"task set {folder} holds no *.yaml task files")

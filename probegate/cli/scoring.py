@@ -1,5 +1,5 @@
 """Scoring commands: ``score``, ``report``, ``trace``, ``debug-parse``, ``compare``,
-``diff`` and ``selftest``. Thin shells over :mod:`scorer` (tables: :mod:`probegate.scorer.report.console`);
+``diff`` and ``selftest``. Thin shells over :mod:`probegate.scorer` (tables: :mod:`probegate.scorer.report.console`);
 heavy imports happen inside the commands so ``probegate --help`` stays fast.
 """
 

@@ -1,7 +1,7 @@
 """``react``: the Thought / Action / Action Input text protocol, read tolerantly.
 
 No ``tools`` field is sent: the tools are described in the system text and the
-model writes its actions as text, read by :func:`probegate.harnesses.react_parser.parse_react`.
+model writes its actions as text, read by :func:`probegate.harnesses.react_parser.read_react_reply`.
 Observations come back as ``Observation: <probe JSON>`` user turns. When a turn
 cannot be read, the model gets a short corrective message instead of the attempt
 ending, up to :data:`MAX_CORRECTIONS` times in a row.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps, timed_out
 from probegate.harnesses.chat import ModelCallError, complete, model_client, with_system
-from probegate.harnesses.react_parser import ReactParse, parse_react
+from probegate.harnesses.react_parser import ReactReply, read_react_reply
 from probegate.harnesses.schemas import describe_tools, schemas_of
 from probegate.harnesses.tools_client import ToolsClient
 
@@ -75,7 +75,7 @@ class ReactHarness:
                 except ModelCallError as exc:
                     return exc.result(step - 1)
                 content = reply.get("content") or ""
-                parsed = parse_react(content, schemas)
+                parsed = read_react_reply(content, schemas)
                 messages.append({"role": "assistant", "content": content})
                 if parsed.kind == "final":
                     return HarnessResult(parsed.answer, "answered", None, step)
@@ -92,6 +92,6 @@ class ReactHarness:
         return out_of_steps(ctx.max_steps)
 
     @staticmethod
-    def _observe(tools: ToolsClient, parsed: ReactParse) -> str:
+    def _observe(tools: ToolsClient, parsed: ReactReply) -> str:
         observation = tools.call(parsed.tool or "", parsed.arguments or {})
         return f"Observation: {observation.text()}"

@@ -44,7 +44,7 @@ _PAIR = re.compile(r"""([A-Za-z_]\w*)\s*[=:]\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.
 
 
 @dataclass(frozen=True)
-class ReactParse:
+class ReactReply:
     """One turn read as ReAct.
 
     Attributes:
@@ -67,7 +67,7 @@ class ReactParse:
     problem: str | None = None
 
 
-def parse_react(text: str | None, schemas: dict[str, dict[str, Any]]) -> ReactParse:
+def read_react_reply(text: str | None, schemas: dict[str, dict[str, Any]]) -> ReactReply:
     """Read one assistant turn.
 
     Args:
@@ -75,11 +75,11 @@ def parse_react(text: str | None, schemas: dict[str, dict[str, Any]]) -> ReactPa
         schemas: tool name -> JSON Schema of its parameters, for the offered tools.
 
     Returns:
-        A :class:`ReactParse`; never raises.
+        A :class:`ReactReply`; never raises.
     """
     body = _THINK.sub("", text or "").strip()
     if not body:
-        return ReactParse("none", problem="the reply was empty")
+        return ReactReply("none", problem="the reply was empty")
     thought = _thought(body)
     action = _ACTION.search(body)
     final = _FINAL.search(body)
@@ -88,8 +88,8 @@ def parse_react(text: str | None, schemas: dict[str, dict[str, Any]]) -> ReactPa
     if final:
         answer = _block(body, final.end())
         if answer:
-            return ReactParse("final", thought=thought, answer=answer)
-        return ReactParse("none", thought=thought, problem="the Final Answer was empty")
+            return ReactReply("final", thought=thought, answer=answer)
+        return ReactReply("none", thought=thought, problem="the Final Answer was empty")
     return _fallback(body, schemas, thought)
 
 
@@ -106,7 +106,7 @@ def _cut_observation(text: str) -> str:
     return text[: match.start()] if match else text
 
 
-def _action(body: str, match: re.Match[str], schemas: dict[str, dict[str, Any]], thought: str | None) -> ReactParse:
+def _action(body: str, match: re.Match[str], schemas: dict[str, dict[str, Any]], thought: str | None) -> ReactReply:
     value = match.group(1).strip().strip("`").strip()
     rest = _cut_observation(body[match.end() :])
     inline = _inline_call(value, _cut_observation(body[match.start(1) :]).strip(), schemas)
@@ -115,17 +115,17 @@ def _action(body: str, match: re.Match[str], schemas: dict[str, dict[str, Any]],
         return _finish(name, args, True, thought)
     name, exact = match_tool(value, schemas)
     if not name:
-        return ReactParse("none", thought=thought, problem="the Action line names no tool")
+        return ReactReply("none", thought=thought, problem="the Action line names no tool")
     input_match = _INPUT.search(rest)
     raw = _block(rest, input_match.end()) if input_match else ""
     args, repaired = parse_action_input(raw, schemas.get(name))
     return _finish(name, args, repaired or not exact, thought)
 
 
-def _finish(name: str, args: dict[str, Any] | None, repaired: bool, thought: str | None) -> ReactParse:
+def _finish(name: str, args: dict[str, Any] | None, repaired: bool, thought: str | None) -> ReactReply:
     if args is None:
-        return ReactParse("none", thought=thought, tool=name, problem=f"cannot read the Action Input for {name}")
-    return ReactParse("action", thought=thought, tool=name, arguments=args, repaired=repaired)
+        return ReactReply("none", thought=thought, tool=name, problem=f"cannot read the Action Input for {name}")
+    return ReactReply("action", thought=thought, tool=name, arguments=args, repaired=repaired)
 
 
 def _block(text: str, start: int) -> str:
@@ -251,12 +251,12 @@ def _pairs(text: str, schema: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _fallback(body: str, schemas: dict[str, dict[str, Any]], thought: str | None) -> ReactParse:
+def _fallback(body: str, schemas: dict[str, dict[str, Any]], thought: str | None) -> ReactReply:
     calls = find_markup_calls(body, schemas) or find_json_calls(body, schemas) or find_python_calls(body, schemas)
     if calls:
         call = calls[0]
         if call.arguments is None:
             problem = f"cannot read the arguments for {call.name}"
-            return ReactParse("none", thought=thought, tool=call.name, problem=problem)
-        return ReactParse("action", thought=thought, tool=call.name, arguments=call.arguments, repaired=True)
-    return ReactParse("none", thought=thought, problem="the reply has neither an Action nor a Final Answer")
+            return ReactReply("none", thought=thought, tool=call.name, problem=problem)
+        return ReactReply("action", thought=thought, tool=call.name, arguments=call.arguments, repaired=True)
+    return ReactReply("none", thought=thought, problem="the reply has neither an Action nor a Final Answer")

@@ -116,13 +116,14 @@ def _verdict(task: Task, plan: Plan, value: float, passed: bool, labels: list[st
     )
 
 
-def _read_only_tools() -> set[str]:
+def read_only_tools() -> set[str]:
+    """Names of the catalogue's tools that change nothing (no side effect, not blocking)."""
     from probegate.probes.catalog import CATALOG
 
     return {name for name, tool in CATALOG.items() if tool.side_effect is None and not tool.blocking}
 
 
-def _scripted_subagent(request: Any) -> str:
+def scripted_subagent(request: Any) -> str:
     """The self-test's sub-agent: it accepts every delegated sub-task and reports back,
     so a reference ``delegate`` call succeeds (a failed delegation must not pass)."""
     return f"Done: {getattr(request, 'instruction', '')}"
@@ -131,11 +132,11 @@ def _scripted_subagent(request: Any) -> str:
 def _play_all(engine: Engine, run_id: str, tasks: TaskSet) -> dict[tuple[str, int], tuple[Task, Plan]]:
     from probegate.probes.service import ProbeService
 
-    read_only = _read_only_tools()
+    read_only = read_only_tools()
     writer = CaptureWriter(engine).start()
     planned: dict[tuple[str, int], tuple[Task, Plan]] = {}
     try:
-        agent = ScriptedAgent(ProbeService(writer, subagent=_scripted_subagent), writer)
+        agent = ScriptedAgent(ProbeService(writer, subagent=scripted_subagent), writer)
         agent.start_run(run_id, tasks.path, harness="selftest", model="reference")
         for task in tasks.tasks:
             for attempt, plan in enumerate(plans_for(task, read_only)):

@@ -32,10 +32,10 @@ def test_padded(calls: tuple[PlannedCall, ...], lookups: list[PlannedCall], targ
 
 def test_candidate_lookups_borrow_the_expected_arguments() -> None:
     from probegate.scorer.selftest.mutations import reference_plan
-    from probegate.scorer.selftest.suite import _read_only_tools
+    from probegate.scorer.selftest.suite import read_only_tools
 
     task = load_task_set("default").get("p0-cancel-ord-5005")
-    found = candidate_lookups(task, reference_plan(task), _read_only_tools())
+    found = candidate_lookups(task, reference_plan(task), read_only_tools())
     assert PlannedCall("get_order", {"order_id": "ORD-5005"}) in found
     assert all(c.tool != "cancel_order" for c in found)
 

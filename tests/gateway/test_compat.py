@@ -28,8 +28,9 @@ CREW_FOLLOW_UP = {
 
 def test_parse_rules() -> None:
     rules = parse_rules(["null-content,drop-params=parallel_tool_calls,max_completion_tokens", "args-as-string"])
-    assert rules.null_content and rules.args_as_string and not rules.max_tokens_alias
-    assert rules.drop_params == ("parallel_tool_calls", "max_completion_tokens")
+    assert "null-content" in rules and "args-as-string" in rules and "max-tokens-alias" not in rules
+    assert rules.value("drop-params") == ("parallel_tool_calls", "max_completion_tokens")
+    assert rules.names == ("args-as-string", "null-content", "drop-params=parallel_tool_calls+max_completion_tokens")
     assert not parse_rules(None) and not parse_rules([])
     with pytest.raises(UsageError, match="unknown --compat rule 'bogus'"):
         parse_rules("bogus")
@@ -190,5 +191,16 @@ def test_bound_strings_bounds_only_free_strings() -> None:
         ("bound-strings", f"{base}.body.maxLength"), ("bound-strings", f"{base}.note.maxLength"),
         ("bound-strings", f"{base}.type.maxLength"), ("bound-strings", f"{base}.tags.items.maxLength"),
         ("bound-strings", "functions[0].parameters.properties.q.maxLength")]
-    assert parse_rules("bound-strings").bound_strings == 1000
+    assert parse_rules("bound-strings").value("bound-strings") == 1000
     assert apply_rules(parse_rules("bound-strings"), b'{"tools": 3, "messages": []}') == (b'{"tools": 3, "messages": []}', [])
+
+
+def test_every_rule_module_is_registered_once() -> None:
+    """A rule module that is not in the registry's ORDER would be dead code."""
+    import pkgutil
+
+    from probegate.gateway import compat
+
+    modules = {m.name for m in pkgutil.iter_modules(compat.__path__)} - {"registry", "rule"}
+    assert sorted(rule.name.replace("-", "_") for rule in compat.ORDER) == sorted(modules)
+    assert len(compat.RULES) == len(compat.ORDER)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from probegate.harnesses.react_parser import match_tool, parse_action_input, parse_react
+from probegate.harnesses.react_parser import match_tool, parse_action_input, read_react_reply
 
 STOCK = {"type": "object", "properties": {"sku": {"type": "string"}}, "required": ["sku"]}
 EMAIL = {
@@ -46,7 +46,7 @@ SCHEMAS = {"check_stock": STOCK, "send_email": EMAIL}
     ],
 )
 def test_actions(text: str, tool: str, args: dict[str, Any], repaired: bool) -> None:
-    parsed = parse_react(text, SCHEMAS)
+    parsed = read_react_reply(text, SCHEMAS)
     assert (parsed.kind, parsed.tool, parsed.arguments, parsed.repaired) == ("action", tool, args, repaired)
 
 
@@ -63,7 +63,7 @@ def test_actions(text: str, tool: str, args: dict[str, Any], repaired: bool) -> 
     ],
 )
 def test_final_answers(text: str, answer: str) -> None:
-    parsed = parse_react(text, SCHEMAS)
+    parsed = read_react_reply(text, SCHEMAS)
     assert (parsed.kind, parsed.answer) == ("final", answer)
 
 
@@ -78,12 +78,12 @@ def test_final_answers(text: str, answer: str) -> None:
     ],
 )
 def test_nothing_parses(text: str, problem: str) -> None:
-    parsed = parse_react(text, SCHEMAS)
+    parsed = read_react_reply(text, SCHEMAS)
     assert (parsed.kind, parsed.problem) == ("none", problem)
 
 
 def test_thought_is_kept() -> None:
-    parsed = parse_react('Thought: look it up\nAction: check_stock\nAction Input: {"sku": "B2"}', SCHEMAS)
+    parsed = read_react_reply('Thought: look it up\nAction: check_stock\nAction Input: {"sku": "B2"}', SCHEMAS)
     assert parsed.thought == "look it up"
 
 

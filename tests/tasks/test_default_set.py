@@ -25,7 +25,7 @@ from probegate.tasks.loader import (
     Task,
     Tier,
     load_task_set,
-    resolve_task_set,
+    task_set_folder,
 )
 from tests.tasks.reference import (
     DERIVED,
@@ -60,7 +60,7 @@ def injected_faults(task: Task) -> list[dict]:
 
 # -- the set as a whole -----------------------------------------------------------------
 def test_every_file_is_named_after_its_task() -> None:
-    folder = resolve_task_set("default")
+    folder = task_set_folder("default")
     for path in sorted(folder.glob("*.yaml")):
         assert yaml.safe_load(path.read_text(encoding="utf-8"))["id"] == path.stem
 

@@ -186,5 +186,5 @@ def test_the_public_names_of_tasks() -> None:
 
     assert tasks.__all__ == [
         "ExpectedAction", "ExpectedAnswer", "Prompt", "Task", "TaskSet", "Trap", "VerifyCheck",
-        "lint_task", "load_task_file", "load_task_set", "resolve_task_set", "validate_task_data",
+        "lint_task", "load_task_file", "load_task_set", "task_set_folder", "validate_task_data",
     ]
