@@ -137,13 +137,19 @@ def test_cli_json_and_unreachable(server) -> None:
 
 @pytest.mark.model
 def test_doctor_against_the_embedded_model() -> None:
+    """probegate's chat handler lets tool results and content through unescaped;
+    llama-cpp-python's chatml-function-calling drops the one and escapes the other."""
     from probegate.runner.embedded import embedded_server
 
-    with embedded_server() as embedded:
-        checks = Doctor(embedded.url, embedded.model, ready=embedded.wait_until_ready).run()
-    verdicts = {c.name: c.verdict for c in checks}
-    assert verdicts["plain"] == "ok" and verdicts["tools"] == "ok"
-    # the faults of llama-cpp-python's chatml-function-calling seen on this machine
-    assert verdicts["tools-no-choice"] == "problem" and verdicts["null-content"] == "problem"
-    assert verdicts["tools-no-system"] == "problem"  # chatml-function-calling puts the tools in the system message
-    assert "cap-max-length" in recommended_shims(checks)
+    verdicts = {}
+    for handler in ("probegate-chatml-tools", "chatml-function-calling"):
+        with embedded_server(chat_handler=handler) as embedded:
+            checks = Doctor(embedded.url, embedded.model, ready=embedded.wait_until_ready).run()
+        verdicts[handler] = {c.name: c.verdict for c in checks}
+        assert verdicts[handler]["plain"] == "ok" and verdicts[handler]["tools"] == "ok"
+        if handler == "chatml-function-calling":
+            assert "cap-max-length" in recommended_shims(checks) and "tool-results-as-user" in recommended_shims(checks)
+    ours, theirs = verdicts["probegate-chatml-tools"], verdicts["chatml-function-calling"]
+    for name in ("tool-results", "unescaped-content", "tools-no-choice", "tools-no-system", "tools-stream"):
+        assert (ours[name], theirs[name]) == ("ok", "problem"), name
+    assert ours["null-content"] == theirs["null-content"] == "problem"  # the server's request validation, not the handler
