@@ -85,7 +85,7 @@ def test_tool_calls_streamed_and_not_are_structured(embedded) -> None:
 def test_a_run_against_chatml_function_calling_is_labelled_tool_results_dropped(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'store.db'}"
     result = subprocess.run(
-        [sys.executable, "-m", "probegate", "run", "--harness", "fc", "--tasks", "p0-order-status-5003",
+        [sys.executable, "-m", "probegate", "run", "--harness", "fc", "--tasks", "p1-delayed-order-email", "--max-steps", "2",
          "--chat-handler", "chatml-function-calling", "--store", store, "--output-dir", str(tmp_path / "runs"),
          "--run-id", "old-handler", "--task-timeout", "240", "--compat", "null-content,default-max-tokens"],
         capture_output=True, text=True, timeout=900, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
