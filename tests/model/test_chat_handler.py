@@ -82,6 +82,7 @@ def test_tool_calls_streamed_and_not_are_structured(embedded) -> None:
     assert usage is not None and usage.prompt_tokens == reply.usage.prompt_tokens
 
 
+@pytest.mark.timeout(1200)  # two model turns on a busy 2-core machine
 def test_a_run_against_chatml_function_calling_is_labelled_tool_results_dropped(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'store.db'}"
     result = subprocess.run(
