@@ -110,6 +110,9 @@ class ExchangeRecord(_Model):
     client: str | None = None
     server: str | None = None
     tools_chars: int = 0
+    tool_results: int = 0
+    tool_results_chars: int = 0
+    messages_chars: int = 0
     shims: list[str] = Field(default_factory=list)
 
 

@@ -22,6 +22,7 @@ from probegate.gateway.compat import (
     null_content,
     system_for_tools,
     tool_choice_auto,
+    tool_results_as_user,
 )
 from probegate.gateway.compat.rule import Change, Rule
 
@@ -29,6 +30,7 @@ from probegate.gateway.compat.rule import Change, Rule
 ORDER: tuple[Rule, ...] = (
     null_content.RULE,
     args_as_string.RULE,
+    tool_results_as_user.RULE,
     drop_params.RULE,
     max_tokens_alias.RULE,
     tool_choice_auto.RULE,

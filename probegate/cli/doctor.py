@@ -17,12 +17,17 @@ def doctor(
         parser=http_url),
     model: str | None = typer.Option(None, "--model", help="Model name (default: the first one /v1/models lists)."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per request.", parser=number(above=0, what="seconds")),
+    chat_handler: str | None = typer.Option(
+        None, "--chat-handler",
+        help="The embedded server's chat handler: probegate-chatml-tools (default) or chatml-function-calling.",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Send a short series of requests and print what the server supports.
 
     Plain chat, tools (streamed and not, with and without tool_choice), a tool-result
-    round trip with content: null, object arguments in the history,
+    round trip with content: null, object arguments in the history, whether tool
+    results and unescaped content reach the prompt (prompt token counts),
     max_completion_tokens, parallel_tool_calls, a long prompt, and last a tool schema
     with a long maxLength (it can crash llama.cpp servers). Run it first when you
     bring a new server; the last line is the --compat value a run needs.
@@ -31,10 +36,13 @@ def doctor(
     from rich.table import Table
 
     from probegate.runner.doctor import Doctor, recommended_shims
-    from probegate.runner.embedded import embedded_server
+    from probegate.runner.embedded import check_chat_handler, embedded_server
 
     if model_endpoint is not None and not model_endpoint.startswith(("http://", "https://")):
         raise UsageError(f"--model-endpoint must be an http(s) URL, got {model_endpoint!r}")
+    if chat_handler is not None and model_endpoint is not None:
+        raise UsageError("--chat-handler picks the embedded server's prompt format: leave out --model-endpoint")
+    options = {"chat_handler": check_chat_handler(chat_handler)} if chat_handler else {}
 
     def examine(url: str, name: str | None, ready: object = None) -> list:
         doc = Doctor(url, name, timeout, ready=ready)  # type: ignore[arg-type]
@@ -44,9 +52,9 @@ def doctor(
         return [doc.model, checks]
 
     if model_endpoint is None:
-        with embedded_server() as server:
+        with embedded_server(**options) as server:
             served, checks = examine(server.url, model or server.model, server.wait_until_ready)
-            where = f"embedded {server.model} ({server.url})"
+            where = f"embedded {server.model} ({server.url}, chat handler {server.chat_handler})"
     else:
         served, checks = examine(model_endpoint, model)
         where = model_endpoint

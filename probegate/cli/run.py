@@ -232,6 +232,11 @@ def run(
     max_tries: int = typer.Option(
         3, "--max-tries", min=1, help="Deliveries of one attempt (its worker lost each time) before it is recorded as an error."
     ),
+    chat_handler: str | None = typer.Option(
+        None, "--chat-handler",
+        help="The embedded server's chat handler: probegate-chatml-tools (default) or llama-cpp-python's "
+             "chatml-function-calling (drops tool results; for comparison). Recorded in the run's params.",
+    ),
 ) -> None:
     """Run a task set through one agent harness (or several, one run each) and score it.
 
@@ -242,6 +247,9 @@ def run(
     from probegate.runner.execute import RunConfig
     from probegate.store.engine import check_store_url
 
+    if chat_handler is not None and (model_endpoint or gateway):
+        raise UsageError("--chat-handler picks the embedded server's prompt format: leave out --model-endpoint "
+                         "and --gateway")
     harnesses, notes = expand_harnesses(harness, HarnessOptions(unsafe_no_sandbox=unsafe_no_sandbox))
     check_store_url(store)
     writable_dir(output_dir, "--output-dir")  # before the run, not when its report is written
@@ -273,6 +281,7 @@ def run(
         broker=broker,
         queue=queue,
         max_tries=max_tries,
+        chat_handler=chat_handler,
     )
     console = Console(stderr=True)
     if unsafe_no_sandbox and "code" in harnesses:

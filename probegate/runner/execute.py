@@ -31,6 +31,8 @@ from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_
 from probegate.runner.scoring import AttemptJudge, score_and_write
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP
 from probegate.runner.recording import Recorder, RunEvents, RunReport, SilentEvents
+from probegate.runner.embedded import check_chat_handler
+from probegate.runner.local_model import Endpoint
 from probegate.gateway.compat import parse_rules
 from probegate.errors import UpstreamError, UsageError
 from probegate.store.engine import open_store
@@ -72,6 +74,7 @@ class RunConfig:
     broker: str | None = None
     queue: str = "probegate"
     max_tries: int = MAX_TRIES
+    chat_handler: str | None = None
 
 
 __all__ = ["RunConfig", "RunEvents", "RunReport", "SilentEvents", "check_config", "execute", "execute_many"]
@@ -107,6 +110,8 @@ def check_config(config: RunConfig) -> None:
     if config.compat and config.gateway:
         raise UsageError("--compat applies to the in-process gateway: give it to `probegate serve` instead")
     parse_rules(list(config.compat))
+    if config.chat_handler is not None:
+        check_chat_handler(config.chat_handler)
     check_executor(config)
 
 
@@ -185,6 +190,7 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
         "compat": list(config.compat),
         "model_path": config.model_path,
         "unsafe_no_sandbox": config.unsafe_no_sandbox,
+        "chat_handler": config.chat_handler,
         "probegate_version": __version__,
         "outcomes": {},
         "task_snapshot": task_set.snapshot(tasks),
@@ -192,16 +198,17 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
 
 
 @contextlib.contextmanager
-def model_upstream(config: RunConfig) -> Iterator[tuple[str | None, str, Callable[[], object] | None]]:
-    """``(upstream URL, model name, readiness gate)``: the given endpoint, else the
-    embedded model, running for the ``with`` block (``None`` URL with an external
-    gateway, which has its own upstream). The gate (embedded model only) waits out a
-    server restart, so one crash costs one attempt, not the rest of the run."""
+def model_upstream(config: RunConfig) -> Iterator[Endpoint]:
+    """The given endpoint, else the embedded model, running for the ``with`` block
+    (``None`` URL with an external gateway, which has its own upstream). The
+    endpoint's ``ready`` gate (embedded model only) waits out a server restart, so one
+    crash costs one attempt, not the rest of the run; its ``chat_handler`` (embedded
+    model only) goes into the run's params."""
     if config.model_endpoint or config.gateway or config.executor != "local":
-        yield config.model_endpoint, str(config.model), None
+        yield Endpoint(config.model_endpoint, str(config.model))  # type: ignore[arg-type]
         return
-    with embedded_endpoint(config.model, config.model_path) as endpoint:
-        yield endpoint.url, endpoint.model, endpoint.ready
+    with embedded_endpoint(config.model, config.model_path, config.chat_handler) as endpoint:
+        yield endpoint
 
 
 def execute_many(
@@ -223,10 +230,11 @@ def execute_many(
             check_run_id(f"{config.run_id}-{name}")
     check_reachable(config)
     reports = []
-    with model_upstream(config) as (upstream, model, ready):
+    with model_upstream(config) as endpoint:
+        upstream, model, ready = endpoint.url, endpoint.model, endpoint.ready
         for name in harnesses:
             run_id = f"{config.run_id}-{name}" if config.run_id else None
-            one = replace(config, harness=name, model=model, run_id=run_id,
+            one = replace(config, harness=name, model=model, run_id=run_id, chat_handler=endpoint.chat_handler,
                           model_endpoint=upstream if not config.gateway else None, model_path=None)
             task_set, tasks, harness = prepare(one)
             run_id = check_run_id(one.run_id) if one.run_id else new_run_id(one.harness)
@@ -248,9 +256,10 @@ def execute(config: RunConfig, events: RunEvents | None = None) -> RunReport:
     task_set, tasks, harness = prepare(config)
     run_id = check_run_id(config.run_id) if config.run_id else new_run_id(config.harness)
     check_reachable(config)
-    with model_upstream(config) as (upstream, model, ready):
-        config = replace(config, model=model)
-        return _execute(config, task_set, tasks, harness, run_id, upstream, events or SilentEvents(), ready)
+    with model_upstream(config) as endpoint:
+        config = replace(config, model=endpoint.model, chat_handler=endpoint.chat_handler)
+        return _execute(config, task_set, tasks, harness, run_id, endpoint.url, events or SilentEvents(),
+                        endpoint.ready)
 
 
 def _execute(

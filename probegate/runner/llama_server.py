@@ -1,8 +1,12 @@
-"""llama-cpp-python's OpenAI-compatible server, with llama.cpp's extra weight buffers off.
+"""llama-cpp-python's OpenAI-compatible server, with llama.cpp's extra weight buffers off
+and probegate's chat handler registered.
 
 ``python -m probegate.runner.llama_server ARG...`` runs ``python -m llama_cpp.server ARG...``
-after one change: every model loads with ``use_extra_bufts = False``, so llama.cpp keeps
-the weights in plain CPU buffers instead of repacking them for a special kernel.
+after two changes: the chat handler ``probegate-chatml-tools``
+(:mod:`probegate.runner.chat_handler`) is registered, so ``--chat_format
+probegate-chatml-tools`` selects it; and every model loads with ``use_extra_bufts = False``,
+so llama.cpp keeps the weights in plain CPU buffers instead of repacking them for a
+special kernel.
 
 Why: a native build of llama.cpp (what ``pip install llama-cpp-python`` compiles) on an
 Intel CPU that reports AMX repacks the weights into an AMX buffer, and on some virtual
@@ -18,6 +22,8 @@ from __future__ import annotations
 import runpy
 import sys
 from typing import Any
+
+from probegate.runner.chat_handler import register
 
 
 def without_extra_buffers() -> None:
@@ -45,6 +51,7 @@ def without_extra_buffers() -> None:
 def main(argv: list[str]) -> None:
     """Run ``llama_cpp.server`` as ``__main__`` with ``argv`` as its arguments."""
     without_extra_buffers()
+    register()
     sys.argv = ["llama_cpp.server", *argv]
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 

@@ -24,28 +24,35 @@ class Endpoint:
         model: the model name it answers to.
         ready: blocks until the server answers (the embedded one restarts after a
             crash); the runner calls it before each attempt.
+        chat_handler: the embedded server's chat handler (``None`` for other servers).
     """
 
     url: str
     model: str
     ready: Callable[[], object] | None = None
+    chat_handler: str | None = None
 
 
 @contextmanager
-def embedded_endpoint(model: str | None = None, model_path: str | None = None) -> Iterator[Endpoint]:
+def embedded_endpoint(model: str | None = None, model_path: str | None = None,
+                      chat_handler: str | None = None) -> Iterator[Endpoint]:
     """Run the embedded llama.cpp server for the length of a ``with`` block.
 
     Args:
         model: the ``--model`` the run asked for; ignored (the server answers to the
             GGUF's alias, which becomes the run's model name).
         model_path: a GGUF file to serve instead of the bundled SmolLM2-135M.
+        chat_handler: one of ``CHAT_HANDLERS`` (default: probegate's).
 
     Yields:
         The :class:`Endpoint` to use as the run's upstream.
 
     Raises:
-        UsageError: the ``local`` extra is missing (the message names the install command).
+        UsageError: the ``local`` extra is missing (the message names the install command),
+            or the chat handler is unknown.
         UpstreamError: the server did not start (the message names its log file).
     """
-    with embedded_server(model_path) as server:
-        yield Endpoint(url=server.url, model=server.model, ready=server.wait_until_ready)
+    options = {"chat_handler": chat_handler} if chat_handler else {}
+    with embedded_server(model_path, **options) as server:
+        yield Endpoint(url=server.url, model=server.model, ready=server.wait_until_ready,
+                       chat_handler=server.chat_handler)

@@ -20,6 +20,7 @@ from probegate.scorer.judge.loops import duplicates
 from probegate.scorer.judge.matching import compare_args
 from probegate.scorer.judge.normalize import text
 from probegate.scorer.judge.wire_rules import (
+    dropped_tool_results,
     format_problems,
     ignored_tools,
     offending_field,
@@ -154,6 +155,7 @@ Rule = Callable[[Facts], list[Attribution]]
 RULES: tuple[Rule, ...] = (
     wire_failures,
     ignored_tools,
+    dropped_tool_results,
     truncation,
     format_problems,
     _fake,

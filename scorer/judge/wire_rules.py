@@ -92,6 +92,40 @@ def ignored_tools(facts: Facts) -> list[Attribution]:
     return []
 
 
+#: The compat rule that rewrites tool results into a form such servers render.
+TOOL_RESULTS_SHIM = "tool-results-as-user"
+#: New tool results shorter than this (characters) are too short to tell apart from
+#: the tokens of the assistant turn the same request adds.
+MIN_TOOL_RESULT_CHARS = 100
+
+
+def dropped_tool_results(facts: Facts) -> list[Attribution]:
+    """``interop.tool_results_dropped``: a request added tool results of N characters over
+    the previous request of its thread, but the server's prompt token count grew by less
+    than every added character would cost at :data:`CHARS_PER_TOKEN` x 2 per token
+    (llama-cpp-python's chatml-function-calling renders a tool message as an empty
+    header). The model never saw the observation: not the model's failure."""
+    last: dict[int | None, ExchangeRecord] = {}
+    for ex in sorted(facts.trajectory.exchanges, key=lambda e: e.seq):
+        if ex.prompt_tokens is None or _failed(ex):
+            continue
+        prev, last[ex.thread] = last.get(ex.thread), ex
+        if prev is None or prev.prompt_tokens is None:
+            continue
+        results = ex.tool_results - prev.tool_results
+        added_results = ex.tool_results_chars - prev.tool_results_chars
+        added = ex.messages_chars - prev.messages_chars
+        grew = ex.prompt_tokens - prev.prompt_tokens
+        if results > 0 and added_results >= MIN_TOOL_RESULT_CHARS and grew * CHARS_PER_TOKEN * 2 < added:
+            note = (f"request {ex.seq} added {results} tool result(s) of {added_results} characters ({added} characters "
+                    f"of messages in all) but the server's prompt grew from {prev.prompt_tokens} to {ex.prompt_tokens} "
+                    f"tokens ({grew:+d}; at least {added // (CHARS_PER_TOKEN * 2)} expected): the tool results never "
+                    f"reached the model ({pair(ex)}); run probegate doctor: the {TOOL_RESULTS_SHIM} shim may bring "
+                    "them back")
+            return [Attribution("interop", "interop.tool_results_dropped", note, _step_at(facts, ex.seq), ex.seq)]
+    return []
+
+
 def wire_failures(facts: Facts) -> list[Attribution]:
     out: list[Attribution] = []
     exchanges = facts.trajectory.exchanges

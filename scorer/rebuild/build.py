@@ -31,7 +31,7 @@ from probegate.scorer.rebuild.join import CallStep, ProbeMoment, attach_by_time,
 from probegate.scorer.judge.loops import detect_loop
 from probegate.scorer.rebuild.observations import structured_observation, text_observation
 from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
-from probegate.scorer.rebuild.threads import ThreadTracker, request_messages
+from probegate.scorer.rebuild.threads import ThreadTracker, message_sizes, request_messages
 from probegate.scorer.trajectory import (
     CallSource,
     ExchangeRecord,
@@ -121,6 +121,7 @@ def _known_tools(rows: AttemptRows, tools: Collection[str]) -> set[str]:
 def _record(ex: Exchange, thread: int | None, params: dict[str, Any]) -> ExchangeRecord:
     assistant = mapping(mapping(ex.completion).get("assistant"))
     failed = ex.status_code is None or ex.status_code >= 400
+    sizes = message_sizes(ex.request_body)
     return ExchangeRecord(
         seq=ex.seq,
         thread=thread,
@@ -137,6 +138,9 @@ def _record(ex: Exchange, thread: int | None, params: dict[str, Any]) -> Exchang
         client=mapping(ex.request_headers).get("user-agent"),
         server=mapping(ex.response_headers).get("server"),
         tools_chars=_tools_chars(ex.request_body),
+        tool_results=sizes.tool_results,
+        tool_results_chars=sizes.tool_results_chars,
+        messages_chars=sizes.messages_chars,
         shims=_shims(ex.compat),
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from probegate.wire.json_shapes import items, mapping
 from probegate.scorer.trajectory import DroppedMessage
@@ -62,6 +62,36 @@ def _item(item: dict[str, Any]) -> dict[str, Any]:
         call = {"id": item.get("call_id"), "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
         return {"role": "assistant", "content": None, "tool_calls": [call]}
     return item
+
+
+class MessageSizes(NamedTuple):
+    """How much a request's history holds (characters with whitespace runs squashed).
+
+    Attributes:
+        tool_results: number of tool-result messages.
+        tool_results_chars: characters of their content.
+        messages_chars: characters of every message's content and tool-call arguments.
+    """
+
+    tool_results: int
+    tool_results_chars: int
+    messages_chars: int
+
+
+def message_sizes(body: Any) -> MessageSizes:
+    """The :class:`MessageSizes` of a request body (any dialect :func:`request_messages` reads)."""
+    results = chars = total = 0
+    for message in request_messages(body):
+        size = len(_squash(content_text(message.get("content"))))
+        for call in items(message.get("tool_calls")):
+            fn = mapping(mapping(call).get("function"))
+            arguments = fn.get("arguments")
+            size += len(_squash(arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)))
+            size += len(str(fn.get("name") or ""))
+        if message.get("role") in ("tool", "function"):
+            results, chars = results + 1, chars + size
+        total += size
+    return MessageSizes(results, chars, total)
 
 
 def _squash(text: str) -> str:

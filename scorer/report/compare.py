@@ -65,6 +65,7 @@ COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
     ("tokens out / attempt", ("cost", "mean", "completion_tokens")),
     ("model latency ms / attempt", ("timing", "latency_ms", "mean")),
     ("wall time min", ("timing", "wall_min")),
+    ("chat handler (embedded server)", ("run", "settings", "chat_handler")),
     ("interop failures", ("interop", "attempts")),
     ("most common primary failure", top_primary_failure),
     ("shims that rewrote a request", shim_list),

@@ -70,7 +70,7 @@ from probegate.scorer.rebuild.rows import RunInfo
 SUMMARY_VERSION = 2
 TIERS = ("P0", "P1", "P2")
 #: Run params copied into ``summary.run.settings`` (what ``compare`` tells runs apart by).
-SETTINGS = ("feedback", "temperature", "max_steps", "repeats", "lang")
+SETTINGS = ("feedback", "temperature", "max_steps", "repeats", "lang", "chat_handler")
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,7 @@ BAD: dict[str, list[str]] = {
     "--limit": ["0"],
     "--older-than": ["-1", "nan"],
     "--max-interop": ["-0.1", "2", "nan"],
+    "--chat-handler": ["pigeon"],
     "--executor": ["pigeon"],
     "--broker": ["ftp://x"],
     "--max-tries": ["0"],

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import subprocess
 import sys
 
@@ -15,6 +17,12 @@ from probegate.testing.streams import chat_chunk
 
 def _usage(prompt: int, completion: int = 5) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _tokens(messages: list[dict], *, escape: bool = False, drop_tool_results: bool = False) -> int:
+    """A tokenizer's count, roughly: a word or a punctuation character is one token."""
+    text = " ".join(str(m.get("content") or "") for m in messages if not (drop_tool_results and m["role"] == "tool"))
+    return len(re.findall(r"\w+|[^\w\s]", html.escape(text) if escape else text))
 
 
 def faulty_server(request: ReceivedRequest) -> Reply | Turn:
@@ -38,14 +46,16 @@ def faulty_server(request: ReceivedRequest) -> Reply | Turn:
         return Reply.json(chat_completion("1 2 3 4 5 6 7 8 9 10 11 12", usage=_usage(10, 40)))
     if tools and body.get("max_tokens") == 8:  # chatml-function-calling passes max_tokens=None on
         return Reply.json(chat_completion("1\n2\n3\n4\n5\n6\n7\n8\n9\n10", usage=_usage(60, 20)))  # its tool path
+    # llama-cpp-python's chatml-function-calling: HTML-escaped content, tool results dropped
+    seen = _usage(_tokens(messages, escape=True, drop_tool_results=True))
     if tools and not any(m.get("role") == "system" for m in messages):  # tools live in the system message
-        return Reply.json(chat_completion("Hello there.", usage=_usage(30)))
+        return Reply.json(chat_completion("Hello there.", usage=seen))
     if tools and body.get("stream"):
         return Reply.sse([chat_chunk({"content": '{"name": "get_weather"}'}), chat_chunk({}, "stop")])
     if tools and "tool_choice" in body:
         return Reply.json(chat_completion(tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}],
                                           usage=_usage(200)))
-    return Reply.json(chat_completion("Hello there.", usage=_usage(30)))
+    return Reply.json(chat_completion("Hello there.", usage=seen))
 
 
 def healthy_server(request: ReceivedRequest) -> Reply | Turn:
@@ -58,9 +68,8 @@ def healthy_server(request: ReceivedRequest) -> Reply | Turn:
         if body.get("stream"):
             return Turn(tool_calls=call)
         return Reply.json(chat_completion(tool_calls=call, usage=_usage(200)))
-    words = len(json.dumps(body["messages"]).split())
     limit = body.get("max_completion_tokens")
-    return Reply.json(chat_completion("Hello.", usage=_usage(words if words > 100 else 30, min(limit or 5, 5))))
+    return Reply.json(chat_completion("Hello.", usage=_usage(_tokens(body["messages"]), min(limit or 5, 5))))
 
 
 @pytest.fixture
@@ -88,16 +97,22 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
         "tools-stream": ("problem", None),
         "null-content": ("problem", "null-content"),
         "object-args": ("problem", "args-as-string"),
+        "tool-results": ("problem", "tool-results-as-user"),
+        "unescaped-content": ("problem", None),
         "max_completion_tokens": ("problem", "max-tokens-alias"),
         "max-tokens-with-tools": ("problem", "bound-strings"),
         "parallel_tool_calls": ("problem", "drop-params=parallel_tool_calls"),
         "long-context": ("unsupported", None),
         "long-max-length": ("problem", "cap-max-length"),
     }
-    assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string", "max-tokens-alias",
-                                         "bound-strings", "drop-params=parallel_tool_calls", "cap-max-length"]
+    assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string",
+                                         "tool-results-as-user", "max-tokens-alias", "bound-strings",
+                                         "drop-params=parallel_tool_calls", "cap-max-length"]
     assert "messages.2.content" in next(c.evidence for c in checks if c.name == "null-content")
     assert "asked for 8 tokens, got 20" in next(c.evidence for c in checks if c.name == "max-tokens-with-tools")
+    evidence = {c.name: c.evidence for c in checks}
+    assert "the server drops tool results" in evidence["tool-results"]
+    assert "HTML-escapes content" in evidence["unescaped-content"]
 
 
 def test_a_healthy_server_needs_no_shim(server) -> None:
@@ -120,15 +135,28 @@ def test_cli_json_and_unreachable(server) -> None:
     assert down.returncode == 2 and "cannot reach a model server" in down.stderr and "Traceback" not in down.stderr
 
 
+#: What the doctor finds on the embedded server, by chat handler (tool results, escaping and the
+#: tool list are the handler's doing; content: null is the server's request validation).
+EMBEDDED = {
+    "probegate-chatml-tools": {"tool-results": "ok", "unescaped-content": "ok", "tools-no-choice": "ok",
+                               "tools-no-system": "ok", "tools-stream": "ok", "null-content": "problem"},
+    "chatml-function-calling": {"tool-results": "problem", "unescaped-content": "problem", "tools-no-choice": "problem",
+                                "tools-no-system": "problem", "tools-stream": "problem", "null-content": "problem"},
+}
+
+
 @pytest.mark.model
-def test_doctor_against_the_embedded_model() -> None:
+@pytest.mark.timeout(900)  # the embedded model on a busy 2-core machine
+@pytest.mark.parametrize("handler", list(EMBEDDED))
+def test_doctor_against_the_embedded_model(handler: str) -> None:
+    """probegate's chat handler lets tool results and content through unescaped;
+    llama-cpp-python's chatml-function-calling drops the one and escapes the other."""
     from probegate.runner.embedded import embedded_server
 
-    with embedded_server() as embedded:
+    with embedded_server(chat_handler=handler) as embedded:
         checks = Doctor(embedded.url, embedded.model, ready=embedded.wait_until_ready).run()
     verdicts = {c.name: c.verdict for c in checks}
     assert verdicts["plain"] == "ok" and verdicts["tools"] == "ok"
-    # the faults of llama-cpp-python's chatml-function-calling seen on this machine
-    assert verdicts["tools-no-choice"] == "problem" and verdicts["null-content"] == "problem"
-    assert verdicts["tools-no-system"] == "problem"  # chatml-function-calling puts the tools in the system message
-    assert "cap-max-length" in recommended_shims(checks)
+    assert {name: verdicts[name] for name in EMBEDDED[handler]} == EMBEDDED[handler]
+    if handler == "chatml-function-calling":
+        assert {"cap-max-length", "tool-results-as-user"} <= set(recommended_shims(checks))

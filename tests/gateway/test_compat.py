@@ -195,6 +195,24 @@ def test_bound_strings_bounds_only_free_strings() -> None:
     assert apply_rules(parse_rules("bound-strings"), b'{"tools": 3, "messages": []}') == (b'{"tools": 3, "messages": []}', [])
 
 
+@pytest.mark.parametrize(("message", "content"), [
+    ({"role": "tool", "tool_call_id": "c1", "content": "sunny"}, "Result of w (call c1):\nsunny"),
+    ({"role": "tool", "tool_call_id": "c1", "name": "x", "content": [{"type": "text", "text": "a"}]}, "Result of x (call c1):\na"),
+    ({"role": "tool", "tool_call_id": "zz", "content": None}, "Result of (call zz):\n"),
+    ({"role": "function", "name": "w", "content": "1"}, "Result of w:\n1"),
+    ({"role": "tool", "content": "?"}, "Tool result:\n?"),
+])
+def test_tool_results_as_user_names_the_call(message: dict, content: str) -> None:
+    body = {**CREW_FOLLOW_UP, "messages": [*CREW_FOLLOW_UP["messages"][:2], message]}
+    new, changes = apply_rules(parse_rules("tool-results-as-user"), json.dumps(body).encode())
+    after = json.loads(new)
+    assert after["messages"][2] == {"role": "user", "content": content}
+    assert after["messages"][:2] == body["messages"][:2]
+    assert changes == [{"rule": "tool-results-as-user", "path": "messages[2]",
+                        "from": {"role": message["role"], "tool_call_id": message.get("tool_call_id")},
+                        "to": {"role": "user", "header": content.split("\n")[0]}}]
+
+
 def test_every_rule_module_is_registered_once() -> None:
     """A rule module that is not in the registry's ORDER would be dead code."""
     import pkgutil

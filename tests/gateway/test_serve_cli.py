@@ -93,3 +93,11 @@ def test_captures_cli(tmp_path: Path, sqlite_url: str) -> None:
     shown = subprocess.run([*PROBEGATE, "captures", "show", xid, "--store", sqlite_url],
                            capture_output=True, text=True, env=env, timeout=60)
     assert shown.returncode == 0 and "listed" in shown.stdout
+
+
+def test_serve_help_renders_the_attribution_urls() -> None:
+    """The help text once held ``[/ATTEMPT]``, which rich read as a closing markup tag (MarkupError)."""
+    out = subprocess.run([sys.executable, "-m", "probegate", "serve", "--help"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert out.returncode == 0 and "MarkupError" not in out.stderr, out.stderr[-500:]
+    assert "/r/RUN/TASK/ATTEMPT/v1" in out.stdout

@@ -68,6 +68,7 @@ def test_repeats_with_concurrency(model: RunningServer, store_url: str, tmp_path
     assert [t["id"] for t in params["task_snapshot"]["tasks"]] == params["task_ids"]
     assert (params["repeats"], params["concurrency"], params["task_ids"], params["lang"]) == (
         2, 2, ["stock-total"], "en")
+    assert params["chat_handler"] is None  # not the embedded server: its template is its own
     assert params["outcomes"]["stock-total/1"]["final_answer"] == "We have 25 chairs in stock."
     assert sorted((e.attempt) for e in exchanges) == [0, 0, 0, 1, 1, 1]
     assert sorted((c.attempt, c.tool) for c in calls) == [

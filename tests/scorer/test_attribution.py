@@ -15,7 +15,7 @@ from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
 from probegate.scorer.judge.task_score import task_scorer
 from probegate.scorer.trajectory import Trajectory
 from probegate.tasks.loader import Task
-from tests.scorer.rowkit import AttemptBuilder, completion, play
+from tests.scorer.rowkit import AttemptBuilder, assistant_message, completion, play
 
 score = task_scorer()
 FIND = ("find_contact", {"query": "Jonas Becker"})
@@ -84,11 +84,29 @@ def _other_protocol(b: AttemptBuilder) -> None:
     b.exchange([*USER, {"role": "assistant", "content": react}, {"role": "user", "content": "Reply with a python code block."}], completion("It is cloudy."))
 
 
+OBSERVATION = json.dumps({"city": "Berlin", "hourly": [{"hour": h, "sky": "cloudy", "temp_c": 7} for h in range(12)]})
+BERLIN_CALL = {"id": "c1", "name": "get_weather", "arguments": {"city": "Berlin"}}
+
+
+def _round_trip(b: AttemptBuilder, grew: int, result: str = OBSERVATION, status: int = 200) -> None:
+    """A tool call, then the request that carries its result; ``grew``: prompt tokens added
+    by the second request."""
+    b.exchange(USER, completion(None, [BERLIN_CALL]), prompt_tokens=300)
+    messages = [*USER, assistant_message(None, [BERLIN_CALL]), {"role": "tool", "tool_call_id": "c1", "content": result}]
+    b.exchange(messages, completion("It is cloudy."), prompt_tokens=300 + grew,
+               status=status, response_body={"error": "boom"} if status >= 400 else None)
+
+
+def _tool_results_dropped(b: AttemptBuilder) -> None:
+    _round_trip(b, 12)  # llama-cpp-python's chatml-function-calling: the call's tokens and an empty tool header
+
+
 WIRE_CASES = [
     # rule, builder, step, evidence fragment
     ("interop.upstream_rejected", _rejected, None, "messages.2.content"),
     ("interop.upstream_error", _server_down, None, "HTTP 503"),
     ("interop.tools_ignored", _tools_ignored, 0, "the tools never reached the model"),
+    ("interop.tool_results_dropped", _tool_results_dropped, 1, "from 300 to 312 tokens (+12; at least"),
     ("context_truncation.upstream_rejected", _too_long, None, "maximum context length"),
     ("context_truncation.finish_length", _finish_length, 0, "finish_reason: length"),
     ("context_truncation.context_full", _context_full, 0, "2050 tokens used of a 2048"),
@@ -109,6 +127,29 @@ def test_wire_rules(task_by_id: dict[str, Task], rule: str, build: Callable[[Att
     assert hits[0].step_id == step
     assert evidence in hits[0].evidence
     assert hits[0].label == rule.split(".")[0]
+
+
+DROPPED_CASES = [
+    # case, prompt tokens the second request added, tool result, HTTP status, labelled
+    ("dropped", 12, OBSERVATION, 200, True),
+    ("prompt shrank", -40, OBSERVATION, 200, True),
+    ("counted", len(OBSERVATION) // 4 + 20, OBSERVATION, 200, False),
+    ("counted at 8 characters a token", len(OBSERVATION) // 8 + 10, OBSERVATION, 200, False),
+    ("result too short to tell", 3, '{"ok": true}', 200, False),
+    ("the request failed", 12, OBSERVATION, 500, False),
+]
+
+
+@pytest.mark.parametrize(("case", "grew", "result", "status", "labelled"), DROPPED_CASES, ids=[c[0] for c in DROPPED_CASES])
+def test_tool_results_dropped(task_by_id: dict[str, Task], case: str, grew: int, result: str, status: int,
+                              labelled: bool) -> None:
+    task = task_by_id["weather-berlin"]
+    s = score(wire(task, lambda b: _round_trip(b, grew, result, status)), task)
+    hits = [a for a in s.attributions if a.rule == "interop.tool_results_dropped"]
+    assert bool(hits) == labelled, [a.rule for a in s.attributions]
+    if hits:
+        assert f"1 tool result(s) of {len(result)} characters" in hits[0].evidence
+        assert "tool-results-as-user" in hits[0].evidence and hits[0].exchange_seq == 1
 
 
 CALL_CASES: list[tuple[str, str, list[tuple[str, dict[str, Any]]], str | None, int | None, str]] = [

@@ -61,13 +61,14 @@ def test_compare_table_rows_and_tasks() -> None:
 def test_compare_rows_for_failures_shims_and_wall_time() -> None:
     a = {**summary("a", {}, {}), "failures": {"primary": {"retry_loop": 3, "loop": 3, "premature_finish": 5}},
          "timing": {"wall_min": 12.9}}
-    a["run"] = {**a["run"], "shims": ["cap-max-length", "null-content"]}
+    a["run"] = {**a["run"], "shims": ["cap-max-length", "null-content"], "settings": {"chat_handler": "x"}}
     b = {**summary("b", {}, {}), "failures": {"primary": {}}}
     b["run"] = {**b["run"], "harness": "react", "shims": []}
     rows = {r["metric"]: r["values"] for r in compare_table([a, b])["rows"]}
     assert rows["most common primary failure"] == ["premature_finish (5)", None]
     assert rows["shims that rewrote a request"] == ["cap-max-length, null-content", "none"]
     assert rows["wall time min"] == [12.9, None]
+    assert rows["chat handler (embedded server)"] == ["x", None]
     a["failures"]["primary"]["premature_finish"] = 3  # a tie: the first label by name
     assert compare_table([a])["rows"][-2]["values"] == ["loop (3)"]
 

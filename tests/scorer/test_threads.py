@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from probegate.scorer.rebuild.threads import ThreadTracker, content_text, request_messages
+import pytest
+
+from probegate.scorer.rebuild.threads import ThreadTracker, content_text, message_sizes, request_messages
 
 SYS = {"role": "system", "content": "You are the main agent."}
 USER = {"role": "user", "content": "Plan the trip."}
@@ -53,3 +55,15 @@ def test_request_messages_of_every_dialect() -> None:
     assert items[1]["tool_calls"][0]["id"] == "c" and items[2] == {"role": "tool", "tool_call_id": "c", "content": "o"}
     assert request_messages("nope") == []
     assert content_text([{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "text", "text": "b"}]) == "ab"
+
+
+@pytest.mark.parametrize(("body", "sizes"), [
+    ({"messages": [{"role": "user", "content": "a  b"}]}, (0, 0, 3)),
+    ({"messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "1", "function": {"name": "f", "arguments": '{"x": 1}'}}]},
+                   {"role": "tool", "tool_call_id": "1", "content": "result\n\n text"}]}, (1, 11, 20)),
+    ({"input": [{"type": "function_call_output", "call_id": "1", "output": "42"}]}, (1, 2, 2)),
+    ({"prompt": "hello"}, (0, 0, 5)),
+    (None, (0, 0, 0)),
+])
+def test_message_sizes(body: object, sizes: tuple[int, int, int]) -> None:
+    assert tuple(message_sizes(body)) == sizes
