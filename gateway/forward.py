@@ -290,9 +290,10 @@ class Forwarder:
         rec.error = "client_disconnected"
         await response.aclose()
 
-    async def _answer_error(
+    async def answer_error(
         self, send: Send, rec: RecordedExchange, t0: float, status: int, code: str, message: str
     ) -> None:
+        """Answer (and record) an error the gateway itself gives, in the OpenAI shape."""
         body = openai_error(status, code, message)
         rec.status_code = status
         rec.response_headers = [(b"content-type", b"application/json")]

@@ -32,6 +32,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from sqlalchemy.engine import Engine
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -115,12 +116,22 @@ def mcp_server(service: ProbeService) -> Server[Any, Request]:
 
 
 class _Endpoint:
-    """The ASGI endpoint of the MCP routes (a class, so Starlette passes it raw ASGI)."""
+    """The ASGI endpoint of the MCP routes (a class, so Starlette passes it raw ASGI).
+
+    ``GET`` (a stream for server-initiated messages) is answered 405, as the
+    streamable HTTP transport allows: the probes never start a message of their own,
+    and a stateless stream nobody writes to would only hold the attempt open.
+    """
 
     def __init__(self, manager: StreamableHTTPSessionManager) -> None:
         self.manager = manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "GET":
+            response = JSONResponse({"error": "method_not_allowed", "message": "POST JSON-RPC messages to this URL"},
+                                    status_code=405, headers={"allow": "POST"})
+            await response(scope, receive, send)
+            return
         await self.manager.handle_request(scope, receive, send)
 
 
