@@ -127,11 +127,6 @@ class Forwarder:
     async def _forward(self, scope: Scope, receive: Receive, send: Send, target: Target) -> None:
         t0 = time.perf_counter()
         rec = self.recording(scope, target)
-        if target.kind == "mcp_proxy" and self._mcp_url(target, "") is None:
-            known = ", ".join(sorted(self.config.mcp_upstreams)) or "none (probegate serve --mcp-upstream NAME=URL)"
-            message = f"no MCP upstream named {target.rest.rsplit('/', 1)[-1]!r}; known: {known}"
-            await self.answer_error(send, rec, t0, 404, "unknown_mcp_upstream", message)
-            return
         try:
             rec.request_body = await self.read_body(receive)
         except RequestTooLarge as exc:
@@ -141,6 +136,11 @@ class Forwarder:
         except ClientDisconnected:
             rec.error = "client_disconnected"
             await self.finish(rec, t0)
+            return
+        if target.kind == "mcp_proxy" and self._mcp_url(target, "") is None:
+            known = ", ".join(sorted(self.config.mcp_upstreams)) or "none (probegate serve --mcp-upstream NAME=URL)"
+            message = f"no MCP upstream named {target.rest.rsplit('/', 1)[-1]!r}; known: {known}"
+            await self.answer_error(send, rec, t0, 404, "unknown_mcp_upstream", message)
             return
         body = rec.request_body
         headers = request_headers_for_upstream(rec.request_headers)

@@ -14,13 +14,13 @@ from contextlib import contextmanager
 from sqlalchemy.engine import Engine
 
 from probegate.errors import TaskSetError, UsageError
-from probegate.scorer.rebuild.load import load_attempts, load_run, run_uses_probes
+from probegate.scorer.rebuild.load import load_attempts, load_run, run_call_source
 from probegate.scorer.report.metrics import AttemptResult
 from probegate.scorer.rebuild.build import build_trajectory
 from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
 from probegate.scorer.judge.task_score import TaskScorer, task_scorer
 from probegate.scorer.report.summary import RunScore
-from probegate.scorer.trajectory import Trajectory
+from probegate.scorer.trajectory import CallSource, Trajectory
 from probegate.tasks.loader import Task, TaskSet, load_task_set
 
 
@@ -40,13 +40,13 @@ def resolve_task_set(run: RunInfo, task_set: str | None) -> TaskSet:
     return load_task_set(name)
 
 
-def _trajectory(rows: AttemptRows, run: RunInfo, task: Task | None, probes: bool) -> Trajectory:
+def _trajectory(rows: AttemptRows, run: RunInfo, task: Task | None, source: CallSource) -> Trajectory:
     return build_trajectory(
         rows,
         run,
         tools=task.tools if task else (),
         max_steps=task.max_steps if task else None,
-        call_source="probes" if probes else "steps",
+        call_source=source,
     )
 
 
@@ -74,7 +74,7 @@ def reconstruct(engine: Engine, run_id: str, task_id: str, attempt: int = 0, tas
         task = resolve_task_set(run, task_set).get(task_id)
     except (TaskSetError, KeyError):
         task = None
-    return _trajectory(rows, run, task, run_uses_probes(engine, run_id))
+    return _trajectory(rows, run, task, run_call_source(engine, run_id))
 
 
 def score_run(engine: Engine, run_id: str, task_set: str | None = None, scorer: TaskScorer | None = None) -> RunScore:
@@ -98,7 +98,7 @@ def score_run(engine: Engine, run_id: str, task_set: str | None = None, scorer: 
     run = load_run(engine, run_id)
     tasks = resolve_task_set(run, task_set)
     score = scorer or task_scorer()
-    probes = run_uses_probes(engine, run_id)
+    source = run_call_source(engine, run_id)
     known = {t.id: t for t in tasks.tasks}
     results: list[AttemptResult] = []
     unknown: set[str] = set()
@@ -108,7 +108,7 @@ def score_run(engine: Engine, run_id: str, task_set: str | None = None, scorer: 
             if task is None:
                 unknown.add(task_id)
                 continue
-            trajectory = _trajectory(rows, run, task, probes)
+            trajectory = _trajectory(rows, run, task, source)
             results.append(AttemptResult(task, trajectory, score(trajectory, task)))
     seen = {r.task_id for r in results}
     missing = tuple(sorted(t for t in known if t not in seen))

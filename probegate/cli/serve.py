@@ -54,21 +54,26 @@ def serve(
     replay_timing: str = typer.Option("fast", "--replay-timing", help="recorded: keep the recorded pacing of streams; fast: send at once."),
     replay_ignore_model: bool = typer.Option(False, "--replay-ignore-model", help="Match recorded requests whatever model name they ask for."),
     replay_store: str | None = typer.Option(None, "--replay-store", help="Store holding the replayed run (default: --store)."),
+    mcp_upstream: list[str] = typer.Option([], "--mcp-upstream", help="NAME=URL: forward /r/RUN/TASK[/ATTEMPT]/mcp/NAME to your own MCP server (streamable HTTP) and record every message (repeatable)."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
 
     Attribute traffic with /r/RUN/TASK[/ATTEMPT]/v1 as the agent's base_url; a bare
-    /v1 is recorded under run 'adhoc'. Probes answer at /r/RUN/TASK[/ATTEMPT]/tools.
+    /v1 is recorded under run 'adhoc'. Probes answer at /r/RUN/TASK[/ATTEMPT]/tools
+    (REST) and /r/RUN/TASK[/ATTEMPT]/mcp (MCP); --mcp-upstream NAME=URL puts your own
+    MCP server at /r/RUN/TASK[/ATTEMPT]/mcp/NAME, recorded.
     """
     import uvicorn
 
     from probegate.gateway.app import GatewayConfig
+    from probegate.gateway.mcp_upstreams import parse_mcp_upstreams
     from probegate.cli.sizes import parse_size
     from probegate.runner.compose import build_app
     from probegate.store.engine import normalize_url
 
     check_bind(host, allow_remote, token)
+    mcp_upstreams = parse_mcp_upstreams(mcp_upstream)
     if upstream is None and replay is None:
         raise UsageError("--upstream URL is required (or --replay RUN to answer from a recorded run)")
     if upstream is not None and not upstream.startswith(("http://", "https://")):
@@ -99,6 +104,7 @@ def serve(
         compat=list(compat),
         redact=list(redact),
         redact_pii=redact_pii,
+        mcp_upstreams=mcp_upstreams,
     )
     app = build_app(config)
     # The capture writer is a thread: let the event loop take the GIL back within
@@ -109,6 +115,8 @@ def serve(
     if replay and upstream:
         target = f"replay of {replay} ({replay_mode}), else {upstream}"
     typer.echo(f"probegate gateway on http://{host}:{port} -> {target} (store: {store_url})", err=True)
+    for name, url in mcp_upstreams.items():
+        typer.echo(f"  MCP server {name}: /r/RUN/TASK/mcp/{name} -> {url}", err=True)
     # Move everything imported so far (FastAPI, SQLAlchemy, pydantic: ~150,000 objects) out of
     # the collector's reach: full collections while the writer drains a burst then walk only
     # the captures, and the longest stream gap after a burst falls from ~90 to ~24 ms
