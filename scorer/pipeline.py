@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from sqlalchemy.engine import Engine
 
 from probegate.errors import TaskSetError, UsageError
+from probegate.scorer.rebuild.mcp_calls import proxy_calls
 from probegate.scorer.rebuild.load import load_attempts, load_run, run_call_source
 from probegate.scorer.report.metrics import AttemptResult
 from probegate.scorer.rebuild.build import build_trajectory
@@ -21,6 +22,7 @@ from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
 from probegate.scorer.judge.task_score import TaskScorer, task_scorer
 from probegate.scorer.report.summary import RunScore
 from probegate.scorer.trajectory import CallSource, Trajectory
+from probegate.store.models import ProbeCall
 from probegate.tasks.loader import Task, TaskSet, load_task_set
 
 
@@ -113,6 +115,17 @@ def score_run(engine: Engine, run_id: str, task_set: str | None = None, scorer: 
     seen = {r.task_id for r in results}
     missing = tuple(sorted(t for t in known if t not in seen))
     return RunScore(run, tasks.name, tuple(results), missing, tuple(sorted(unknown)))
+
+
+def mcp_proxy_calls(engine: Engine, run_id: str, task_id: str | None = None, attempt: int | None = None) -> list[ProbeCall]:
+    """The tool calls an agent made to its own MCP servers through the recording proxy
+    (``probegate serve --mcp-upstream``), as probe-call rows with door ``mcp-proxy``
+    (never stored), by task, attempt and ``seq``.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    return [call for rows in load_attempts(engine, run_id, task_id, attempt).values() for call in proxy_calls(rows)]
 
 
 @contextmanager

@@ -18,6 +18,9 @@ import pytest
 from mcp.server.fastmcp import FastMCP
 from sqlmodel import Session, select
 
+from typer.testing import CliRunner
+
+from probegate.cli import app
 from probegate.gateway.replay import ReplaySettings
 from probegate.scorer import score_run
 from probegate.store import Exchange
@@ -111,6 +114,10 @@ def test_calls_are_recorded_scored_and_replayed(shop: RunningServer, gateway_fac
     ]
     assert live.trajectory.probe_calls[1].result == {"sku": "SKU-1001", "in_stock": 25}
     assert live.score.passed, live.score.explanation
+    logged = CliRunner().invoke(app, ["probes", "log", "live", "--json", "--store",
+                                      gateway.engine.url.render_as_string(hide_password=False)])
+    assert [(r["tool"], r["status"], r["door"]) for r in json.loads(logged.stdout)] == [
+        ("search_products", "ok", "mcp-proxy"), ("check_stock", "ok", "mcp-proxy")]
 
     # replayed with the MCP server and the model gone: the same agent gets the same answers
     shop.stop()

@@ -15,6 +15,9 @@ from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from sqlmodel import Session, select
 
+from typer.testing import CliRunner
+
+from probegate.cli import app
 from probegate.probes.mcp import mcp_tool, tool_result
 from probegate.probes.store import read_probe_calls
 from probegate.store import Exchange
@@ -94,6 +97,9 @@ def test_list_and_call_after_a_reset(gateway: Any) -> None:
     rows = read_probe_calls(gateway.engine, "run1", "t1", 2)
     assert [(r.seq, r.tool, r.status, r.door, r.via, r.feedback) for r in rows] == [
         (1, "check_stock", "ok", "mcp", "direct", "plain"), (2, "check_stock", "blocked", "mcp", "direct", "plain")]
+    store = gateway.engine.url.render_as_string(hide_password=False)
+    table = CliRunner().invoke(app, ["probes", "log", "run1", "--store", store], env={"COLUMNS": "250"}).stdout
+    assert [line.split("│")[9].strip() for line in table.splitlines() if "check_stock" in line] == ["mcp", "mcp"]
 
 
 SAME_CALLS: list[tuple[str, dict[str, Any]]] = [
