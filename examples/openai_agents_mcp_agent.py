@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import os
 
-from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
-from agents.mcp import MCPServerStreamableHttp
+from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled  # noqa: TID251 (the SDK)
+from agents.mcp import MCPServerStreamableHttp  # noqa: TID251
 from openai import AsyncOpenAI
 
 MCP_URL = os.environ.get("MCP_URL") or os.environ["PROBEGATE_MCP_URL"]
