@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from probegate.harnesses.registry import get_harness
+from probegate.scorer import reconstruct
 from probegate.tasks.loader import TaskSet
 from probegate.testing import ReceivedRequest, Turn
+
+TASKS_DIR = Path(__file__).parent / "tasks"
 
 pytestmark = [
     pytest.mark.frameworks,
@@ -62,5 +65,9 @@ def test_mcp_variant_end_to_end(name: str, calls: list[tuple], hint: str, rig, t
     blocked_turn = rig.request_messages(2)[-1]
     assert blocked_turn["role"] == "tool" and hint in str(blocked_turn["content"])
     assert [(c.tool, c.args, c.status, c.door) for c in rig.probe_calls()] == calls
+    # every step that reached a probe is joined to its call, MCP-prefixed tool names included
+    trajectory = reconstruct(rig.engine, "run1", "stock-total", 0, task_set=str(TASKS_DIR))
+    joined = [trajectory.probe_calls[s.probe_call].tool for s in trajectory.call_steps() if s.probe_call is not None]
+    assert joined == [c[0] for c in calls]
     mcp = [e for e in rig.exchanges() if e.path == "/mcp"]
     assert mcp and all(e.task_id == "stock-total" and e.status_code in (200, 202) for e in mcp)
