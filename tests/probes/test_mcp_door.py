@@ -223,3 +223,15 @@ def test_a_client_leaving_mid_stream_loses_nothing(gateway: Any, upstream: Any) 
     assert (row.tool, row.door) == ("delegate", "mcp")
     kept = [e for e in exchanges(gateway) if e.attempt == 0]
     assert [(e.request_body["id"], e.error) for e in kept] == [(9, "client_disconnected")]
+
+
+def test_a_bare_mcp_route_is_attributed_by_headers_as_a_bare_v1(gateway: Any) -> None:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "get_weather", "arguments": {"city": "Berlin"}}}
+    headers = {**HEADERS, "x-probegate-run": "hdr-run", "x-probegate-task": "t5"}
+    assert httpx.post(f"{gateway.url}/mcp", json=call, headers=headers, timeout=30).status_code == 200
+    assert httpx.post(f"{gateway.url}/mcp", json=call, headers=HEADERS, timeout=30).status_code == 200
+    gateway.flush()
+    assert [(r.task_id, r.tool) for r in read_probe_calls(gateway.engine, "hdr-run")] == [("t5", "get_weather")]
+    assert [(r.task_id, r.door) for r in read_probe_calls(gateway.engine, "adhoc")] == [("-", "mcp")]
+    assert [(e.task_id, e.path) for e in exchanges(gateway, "hdr-run")] == [("t5", "/mcp")]
