@@ -72,3 +72,20 @@ def test_older_store_opens_and_upgrades(store_url: str, drop_version_table: bool
 def test_bad_urls_give_store_errors(url: str) -> None:
     with pytest.raises(StoreError, match="cannot open store"):
         open_store(url)
+
+
+def test_probe_calls_of_an_older_store_get_their_door(store_url: str) -> None:
+    raw = create_engine(normalize_url(store_url))
+    with raw.begin() as conn:
+        command.upgrade(_config(conn), "0002")
+        for id_, via in (("a", "direct"), ("b", "mitm")):
+            conn.execute(text(
+                "INSERT INTO probecall (id, run_id, task_id, attempt, seq, at, tool, status, feedback, via) "
+                f"VALUES ('{id_}', 'old', 't', 0, 1, '2025-01-01 00:00:00', 'get_time', 'ok', 'plain', '{via}')"))
+    raw.dispose()
+    engine = open_store(store_url)
+    from probegate.probes.store import read_probe_calls
+
+    assert sorted((r.id, r.via, r.door) for r in read_probe_calls(engine, "old")) == [
+        ("a", "direct", "rest"), ("b", "mitm", "mitm")]
+    engine.dispose()
