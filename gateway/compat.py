@@ -7,6 +7,10 @@ is recorded on the exchange (which rule, what changed) next to the original requ
 Rules:
 - ``null-content``: assistant messages with ``"content": null`` get ``""`` (CrewAI's
   follow-up after a tool call vs llama-cpp-python's string validation).
+- ``tool-content-text``: a tool message whose ``content`` is a list of text parts gets
+  their texts joined into one string (``langchain-mcp-adapters`` and the OpenAI Agents
+  SDK pass an MCP tool result on as content parts; llama-cpp-python accepts only a
+  string there and answers HTTP 500).
 - ``args-as-string``: tool-call ``arguments`` given as an object in the history are
   sent as a JSON string.
 - ``drop-params=NAME[,NAME...]``: remove top-level request parameters the server
@@ -47,7 +51,7 @@ from typing import Any
 from probegate.errors import UsageError
 from probegate.wire.json_shapes import items
 
-RULES = ("null-content", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length",
+RULES = ("null-content", "tool-content-text", "args-as-string", "drop-params", "max-tokens-alias", "tool-choice-auto", "cap-max-length",
          "system-for-tools", "default-max-tokens", "bound-strings")
 DEFAULT_MAX_LENGTH = 1000
 DEFAULT_MAX_TOKENS = 1024
@@ -61,6 +65,7 @@ class CompatRules:
     """The shims turned on for a gateway or run."""
 
     null_content: bool = False
+    tool_content_text: bool = False
     args_as_string: bool = False
     drop_params: tuple[str, ...] = ()
     max_tokens_alias: bool = False
@@ -72,7 +77,7 @@ class CompatRules:
     names: tuple[str, ...] = field(default=())
 
     def __bool__(self) -> bool:
-        return bool(self.null_content or self.args_as_string or self.drop_params or self.max_tokens_alias
+        return bool(self.null_content or self.tool_content_text or self.args_as_string or self.drop_params or self.max_tokens_alias
                     or self.tool_choice_auto or self.cap_max_length or self.system_for_tools
                     or self.default_max_tokens or self.bound_strings)
 
@@ -121,6 +126,7 @@ def parse_rules(specs: list[str] | str | None) -> CompatRules:
                   + (["drop-params=" + "+".join(drop)] if drop else []))
     return CompatRules(
         null_content=flags.get("null-content", False),
+        tool_content_text=flags.get("tool-content-text", False),
         args_as_string=flags.get("args-as-string", False),
         drop_params=tuple(drop),
         max_tokens_alias=flags.get("max-tokens-alias", False),
@@ -145,6 +151,21 @@ def _null_content(body: dict[str, Any]) -> list[dict[str, Any]]:
                 and message["content"] is None:
             message["content"] = ""
             changes.append({"rule": "null-content", "path": f"messages[{i}].content", "from": None, "to": ""})
+    return changes
+
+
+def _tool_content_text(body: dict[str, Any]) -> list[dict[str, Any]]:
+    changes = []
+    for i, message in enumerate(_messages(body)):
+        if not isinstance(message, dict) or message.get("role") != "tool":
+            continue
+        parts = message.get("content")
+        if not isinstance(parts, list) or not parts:
+            continue
+        if all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in parts):
+            message["content"] = "\n".join(p["text"] for p in parts)
+            changes.append({"rule": "tool-content-text", "path": f"messages[{i}].content", "from": parts,
+                            "to": message["content"]})
     return changes
 
 
@@ -276,6 +297,8 @@ def apply_rules(rules: CompatRules, body: bytes) -> tuple[bytes, list[dict[str, 
     changes: list[dict[str, Any]] = []
     if rules.null_content:
         changes += _null_content(obj)
+    if rules.tool_content_text:
+        changes += _tool_content_text(obj)
     if rules.args_as_string:
         changes += _args_as_string(obj)
     if rules.drop_params:
