@@ -11,7 +11,9 @@ last step before them (``joined_by: "time"``).
 A step's tool is the probe's tool when the names are equal, or when the step's name is
 the probe's with an MCP client's server prefix: CrewAI offers an MCP tool ``get_weather``
 of the server at ``http://127.0.0.1:8700/r/run/t01/0/mcp`` to the model as
-``mcp_127_0_0_1_8700_r_run_t01_0_mcp_get_weather`` (:func:`same_tool`).
+``mcp_127_0_0_1_8700_r_run_t01_0_mcp_get_weather`` (:func:`same_tool`). A name too long
+for that is cut and hashed (``mcp_..._crewai_mcp_c890_p_d03fc438``): a step still
+unjoined then takes an unjoined probe call of its window whose arguments are equal.
 """
 
 from __future__ import annotations
@@ -78,6 +80,12 @@ def join_calls(steps: Sequence[CallStep], probes: Sequence[ProbeMoment]) -> dict
             continue
         same = [p for p in window if call_key(p.tool, p.args) == call_key(p.tool, step.args)]
         joined[(same or window)[0].index] = step.step_id
+    claimed = set(joined.values())
+    for step in (s for s in steps if s.step_id not in claimed):
+        renamed = [p for p in probes if p.index not in joined and _inside(p, step)
+                   and step.args is not None and call_key(p.tool, p.args) == call_key(p.tool, step.args)]
+        if renamed:
+            joined[renamed[0].index] = step.step_id
     return joined
 
 

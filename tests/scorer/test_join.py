@@ -56,3 +56,10 @@ def test_an_mcp_prefixed_step_joins_its_probe_call_by_arguments() -> None:
     steps = [CallStep(0, name, {"sku": "B"}, at(0), None)]
     probes = [ProbeMoment(0, "check_stock", {"sku": "A"}, at(1)), ProbeMoment(1, "check_stock", {"sku": "B"}, at(2))]
     assert join_calls(steps, probes) == {1: 0}
+
+
+def test_a_renamed_step_joins_a_probe_call_of_its_window_with_equal_arguments() -> None:
+    hashed = "mcp_127_0_0_1_57853_r_20261201_120044_crewai_mcp_c890_p_d03fc438"  # CrewAI cut the name
+    steps = [CallStep(0, hashed, {"city": "Berlin"}, at(0), at(10)), CallStep(1, hashed, {"city": "Oslo"}, at(10), None)]
+    probes = [ProbeMoment(0, "get_weather", {"city": "Berlin"}, at(1)), ProbeMoment(1, "get_weather", {"city": "Rome"}, at(11))]
+    assert join_calls(steps, probes) == {0: 0}  # the second step's arguments differ: no join
