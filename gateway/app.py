@@ -2,8 +2,11 @@
 
 Model routes (``/v1/...``, ``/api/...``, and both under ``/r/{run}/{task}[/{attempt}]``)
 go straight to the raw-ASGI :class:`~probegate.gateway.forward.Forwarder`, so the hot path
-pays for no routing or middleware. Everything else (health, probes, captures) is a
-FastAPI app whose lifespan owns the capture writer and the upstream client.
+pays for no routing or middleware; so do ``.../mcp/{name}`` routes, forwarded to the
+agent's own MCP servers (``--mcp-upstream NAME=URL``). ``.../mcp`` routes are answered
+by whatever the FastAPI app mounts there (the probes' MCP door) and recorded on the
+way (:class:`~probegate.gateway.local.LocalRecorder`). Everything else (health, probes,
+captures) is a FastAPI app whose lifespan owns the capture writer and the upstream client.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from probegate.urls import ADHOC_RUN, ADHOC_TASK, Target, parse_path
 from probegate.gateway.compat import apply_rules, parse_rules
 from probegate.gateway.forward import ForwardConfig, Forwarder, Receive, Scope, Send, openai_error
 from probegate.gateway.headers import header
+from probegate.gateway.local import LocalRecorder
 from probegate.redact import make_redactor
 from probegate.gateway.replay import ReplaySettings, ReplayTransport, load_index
 from probegate.gateway.upstream import Transport, make_transport
@@ -53,6 +57,9 @@ class GatewayConfig:
         replay_store: the store holding the replayed run (default: ``store``).
         spool: the capture spool directory (:mod:`probegate.store.spool`); ``None``
             keeps captures in memory until committed (a SIGKILL loses the queue).
+        mcp_upstreams: the agent's own MCP servers by name (``--mcp-upstream
+            NAME=URL``); ``/r/{run}/{task}[/{attempt}]/mcp/{name}`` is forwarded
+            to the URL and recorded.
     """
 
     upstream: str
@@ -69,6 +76,7 @@ class GatewayConfig:
     replay: ReplaySettings | None = None
     replay_store: str | None = None
     spool: str | None = None
+    mcp_upstreams: dict[str, str] = field(default_factory=dict)
 
 
 class GatewayApp:
@@ -78,6 +86,7 @@ class GatewayApp:
         self.forwarder = forwarder
         self.api = api
         self.token = token
+        self.local = LocalRecorder(forwarder)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -85,10 +94,13 @@ class GatewayApp:
                 await _deny(send)
                 return
             path: str = scope["path"]
-            if path.startswith(("/v1", "/api/", "/r/")):
+            if path.startswith(("/v1", "/api/", "/r/", "/mcp")):
                 target = self._target(scope, path)
-                if target is not None and target.kind == "model":
+                if target is not None and target.kind in ("model", "mcp_proxy"):
                     await self.forwarder(scope, receive, send, target)
+                    return
+                if target is not None and target.kind == "mcp":
+                    await self.local(scope, receive, send, target, self.api)
                     return
         await self.api(scope, receive, send)
 
@@ -159,6 +171,8 @@ def create_gateway(
             max_body=config.max_body,
             timeout_s=config.upstream_timeout,
             payload_cap=config.payload_cap,
+            mcp_upstreams=dict(config.mcp_upstreams),
+            mcp_any_name=config.replay is not None,
         ),
         transport,
         writer,

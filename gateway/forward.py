@@ -34,6 +34,7 @@ from probegate.store.writer import CaptureWriter
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 
@@ -58,6 +59,11 @@ class ForwardConfig:
         timeout_s: longest wait for the upstream's next bytes (s); longer gets 504.
         connect_timeout_s: longest wait to connect (s).
         payload_cap: largest response body stored per exchange (bytes); ``None`` = all.
+        mcp_upstreams: the agent's own MCP servers by name (``--mcp-upstream
+            NAME=URL``): ``/mcp/{name}`` is forwarded to that URL as is.
+        mcp_any_name: forward ``/mcp/{name}`` of names not in ``mcp_upstreams`` too
+            (to the transport, as ``http://replay.invalid/mcp/{name}``): a replay
+            answers recorded MCP servers that are no longer running.
 
     What is scrubbed from stored rows is the writer's business
     (:attr:`probegate.store.writer.CaptureWriter.redactor`); forwarded bytes never are.
@@ -68,6 +74,8 @@ class ForwardConfig:
     timeout_s: float = 600.0
     connect_timeout_s: float = 10.0
     payload_cap: int | None = None
+    mcp_upstreams: dict[str, str] = field(default_factory=dict)
+    mcp_any_name: bool = False
 
 
 def openai_error(status: int, code: str, message: str) -> bytes:
@@ -102,9 +110,9 @@ class Forwarder:
         finally:
             self.inflight -= 1
 
-    async def _forward(self, scope: Scope, receive: Receive, send: Send, target: Target) -> None:
-        t0 = time.perf_counter()
-        rec = RecordedExchange(
+    def recording(self, scope: Scope, target: Target) -> RecordedExchange:
+        """A new recording of the request in ``scope`` (the attempt's next ``seq``)."""
+        return RecordedExchange(
             id=new_id(),
             run_id=target.run,
             task_id=target.task,
@@ -118,24 +126,33 @@ class Forwarder:
             request_body=b"",
             payload_cap=self.config.payload_cap,
         )
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send, target: Target) -> None:
+        t0 = time.perf_counter()
+        rec = self.recording(scope, target)
         try:
-            rec.request_body = await self._read_body(receive)
+            rec.request_body = await self.read_body(receive)
         except RequestTooLarge as exc:
             rec.error = f"request_too_large: {exc}"
-            await self._answer_error(send, rec, t0, 413, "request_too_large", str(exc))
+            await self.answer_error(send, rec, t0, 413, "request_too_large", str(exc))
             return
         except ClientDisconnected:
             rec.error = "client_disconnected"
-            await self._finish(rec, t0)
+            await self.finish(rec, t0)
+            return
+        if target.kind == "mcp_proxy" and self._mcp_url(target, "") is None:
+            known = ", ".join(sorted(self.config.mcp_upstreams)) or "none (probegate serve --mcp-upstream NAME=URL)"
+            message = f"no MCP upstream named {target.rest.rsplit('/', 1)[-1]!r}; known: {known}"
+            await self.answer_error(send, rec, t0, 404, "unknown_mcp_upstream", message)
             return
         if target.problem is not None:  # an unusable id or path: refused, recorded
             rec.error = target.problem
             code, _, message = target.problem.partition(": ")
-            await self._answer_error(send, rec, t0, 400, code, message)
+            await self.answer_error(send, rec, t0, 400, code, message)
             return
         body = rec.request_body
         headers = request_headers_for_upstream(rec.request_headers)
-        if self.rewrite is not None and scope["method"] == "POST":
+        if self.rewrite is not None and scope["method"] == "POST" and target.kind == "model":
             new_body, changes = self.rewrite(target, body, headers)
             if changes:
                 rec.request_original, rec.compat, body = body, changes, new_body
@@ -145,12 +162,18 @@ class Forwarder:
             response = await self._send_upstream(scope["method"], target, rec.query, headers, body)
         except UpstreamFailure as exc:
             rec.error = f"{exc.code}: {exc.message}"
-            await self._answer_error(send, rec, t0, exc.status, exc.code, exc.message)
+            await self.answer_error(send, rec, t0, exc.status, exc.code, exc.message)
             return
         await self._relay(response, receive, send, rec, t0, pre_ms)
 
     # -- request side -----------------------------------------------------------------
-    async def _read_body(self, receive: Receive) -> bytes:
+    async def read_body(self, receive: Receive) -> bytes:
+        """The whole request body.
+
+        Raises:
+            RequestTooLarge: it is larger than ``max_body``.
+            ClientDisconnected: the client left first.
+        """
         parts: list[bytes] = []
         size = 0
         while True:
@@ -172,7 +195,8 @@ class Forwarder:
         self, method: str, target: Target, query: str, headers: RawHeaders, body: bytes
     ) -> httpx.Response:
         try:
-            url = upstream_url(self.config.upstream, target.rest, query)
+            url = self._mcp_url(target, query) if target.kind == "mcp_proxy" else None
+            url = url or upstream_url(self.config.upstream, target.rest, query)
             request = httpx.Request(method, url, headers=headers, content=body or None)
         except httpx.InvalidURL as exc:  # a query or header httpx will not send
             raise UpstreamFailure(400, "bad_request", f"cannot forward this request: {exc}") from exc
@@ -183,6 +207,16 @@ class Forwarder:
             return await self.transport.handle_async_request(request)
         except (httpx.TransportError, OSError, TimeoutError) as exc:
             raise classify(exc, self.config.timeout_s) from exc
+
+    def _mcp_url(self, target: Target, query: str) -> str | None:
+        """The URL of the named MCP upstream (``None``: no such name)."""
+        name = target.rest.rsplit("/", 1)[-1]
+        base = self.config.mcp_upstreams.get(name)
+        if base is None and self.config.mcp_any_name:
+            base = f"http://replay.invalid/mcp/{name}"
+        if base is None:
+            return None
+        return base + (("&" if "?" in base else "?") + query if query else "")
 
     # -- response side ------------------------------------------------------------------
     async def _relay(
@@ -218,7 +252,7 @@ class Forwarder:
             last = await self._pump_watching(response, receive, send, rec, t0)
         else:
             last = await self._pump(response, send, rec, t0)
-        await self._finish(rec, t0)  # journaled (with a spool) before the last byte leaves
+        await self.finish(rec, t0)  # journaled (with a spool) before the last byte leaves
         if rec.error is not None and rec.error != "replay_miss":
             # The upstream broke after the response started (or the client left).
             # Returning without the final message makes the server drop the
@@ -275,20 +309,22 @@ class Forwarder:
         await response.aclose()
         return b""
 
-    async def _answer_error(
+    async def answer_error(
         self, send: Send, rec: RecordedExchange, t0: float, status: int, code: str, message: str
     ) -> None:
+        """Answer (and record) an error the gateway itself gives, in the OpenAI shape."""
         body = openai_error(status, code, message)
         rec.status_code = status
         rec.response_headers = [(b"content-type", b"application/json")]
         rec.overhead_ms = _ms(t0)
         rec.pieces.append((_ms(t0), body))
-        await self._finish(rec, t0)
+        await self.finish(rec, t0)
         headers = rec.response_headers + [(b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers + self._own_headers(rec)})
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
-    async def _finish(self, rec: RecordedExchange, t0: float) -> None:
+    async def finish(self, rec: RecordedExchange, t0: float) -> None:
+        """Close the recording (latency in ms since ``t0``) and hand it to the writer."""
         rec.latency_ms = _ms(t0)
         rec.ended_at = utcnow()
         await self.writer.submit(rec)

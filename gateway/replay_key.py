@@ -6,7 +6,9 @@ model's answer: ``model`` (unless ignored), the conversation (``messages``, ``pr
 ``input``, ``instructions``, ``system``), the tools (``tools``, ``tool_choice``,
 ``functions``, ``function_call``, ``parallel_tool_calls``), the sampling parameters
 and ``stream``; it drops everything else (``user``, ``metadata``, ``stream_options``,
-vendor fields). Key order and JSON whitespace never matter (canonical JSON with
+vendor fields). A JSON-RPC message (MCP, through ``--mcp-upstream``) keeps its
+``method``, ``id`` and ``params`` (minus ``params._meta``, progress tokens and the
+like). Key order and JSON whitespace never matter (canonical JSON with
 sorted keys); ``1`` and ``1.0`` are the same number.
 """
 
@@ -59,8 +61,21 @@ def _numbers(value: Any) -> Any:
     return value
 
 
+def _json_rpc(message: Any) -> Any:
+    if not isinstance(message, dict):
+        return message
+    keep = {k: _numbers(message[k]) for k in ("jsonrpc", "id", "method", "params") if k in message}
+    if isinstance(keep.get("params"), dict):
+        keep["params"] = {k: v for k, v in keep["params"].items() if k != "_meta"}
+    return keep
+
+
 def normalize_request(body: Any, *, ignore_model: bool = False) -> Any:
     """The parts of a request body that decide the answer (see module docstring)."""
+    if isinstance(body, list) and body and all(isinstance(m, dict) and "jsonrpc" in m for m in body):
+        return [_json_rpc(m) for m in body]
+    if isinstance(body, dict) and "jsonrpc" in body:
+        return _json_rpc(body)
     if not isinstance(body, dict):
         return body
     keep = {k: _numbers(body[k]) for k in DECISIVE if k in body}

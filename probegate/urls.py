@@ -2,7 +2,9 @@
 
 Agent frameworks only let users set ``base_url``, so attribution travels in the path:
 ``/r/{run}/{task}[/{attempt}]/v1/...`` (or ``/api/...`` for Ollama's native routes,
-``/tools[/{tool}]`` for probes). A bare ``/v1/...`` or ``/api/...`` belongs to run
+``/tools[/{tool}]`` for the probes' REST door, ``/mcp`` for their MCP door,
+``/mcp/{name}`` for the recording proxy in front of the agent's own MCP server
+``name``). A bare ``/v1/...`` or ``/api/...`` belongs to run
 ``adhoc``, task ``-``, unless ``x-probegate-run`` / ``x-probegate-task`` headers say
 otherwise.
 
@@ -22,10 +24,10 @@ from probegate.ids import ADHOC_RUN, ADHOC_TASK, valid_id, valid_task_id
 
 __all__ = ["ADHOC_RUN", "ADHOC_TASK", "Target", "attempt_prefix", "normalise_model_path", "parse_path", "valid_id"]
 
-_ROUTE_ROOTS = ("v1", "api", "tools")
+_ROUTE_ROOTS = ("v1", "api", "tools", "mcp")
 _BAD_PATH_CHARS = re.compile(r"[\x00-\x1f\x7f?#\\]")
 
-Kind = Literal["model", "tools"]
+Kind = Literal["model", "tools", "mcp", "mcp_proxy"]
 
 
 class Target(NamedTuple):
@@ -35,9 +37,12 @@ class Target(NamedTuple):
         run: run id.
         task: task id.
         attempt: attempt number (0 when the URL has none).
-        kind: ``model`` (forward upstream) or ``tools`` (answer from the probes).
-        rest: the upstream path (``/v1/chat/completions``) or, for tools, the tool
-            name (``""`` for the catalogue).
+        kind: ``model`` (forward upstream), ``tools`` (the probes' REST door),
+            ``mcp`` (the probes' MCP door) or ``mcp_proxy`` (forward to the agent's
+            own MCP server, ``probegate serve --mcp-upstream NAME=URL``).
+        rest: the upstream path (``/v1/chat/completions``); for tools, the tool
+            name (``""`` for the catalogue); for ``mcp`` ``/mcp``; for ``mcp_proxy``
+            ``/mcp/{name}``.
         prefix: the attribution prefix that was stripped (``/r/run/task/0``).
         problem: why the request must be refused with a 400 (an unusable id in a
             header, a path leaving its API prefix), else ``None``.
@@ -88,6 +93,11 @@ def _route(segments: list[str], run: str, task: str, attempt: int, prefix: str) 
             return None
         tool = segments[1] if len(segments) == 2 else ""
         return Target(run, task, attempt, "tools", tool, prefix)
+    if segments[0] == "mcp":
+        if len(segments) > 2 or (len(segments) == 2 and not valid_id(segments[1])):
+            return None
+        kind: Kind = "mcp_proxy" if len(segments) == 2 else "mcp"
+        return Target(run, task, attempt, kind, "/" + "/".join(segments), prefix)
     path = "/" + "/".join(segments)
     try:
         return Target(run, task, attempt, "model", normalise_model_path(path), prefix)

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 
 from probegate.store.writer import CaptureWriter
 from probegate.probes.http import add_routes
+from probegate.probes.mcp import add_routes as add_mcp_routes
 from probegate.probes.service import ProbeService
 from probegate.probes.tool import Feedback, SubAgentRunner
 
@@ -22,7 +23,8 @@ def create_probe_app(
     feedback: Feedback = "actionable",
     subagent: SubAgentRunner | None = None,
 ) -> FastAPI:
-    """A FastAPI app serving only the probes (the same routes the gateway mounts).
+    """A FastAPI app serving only the probes (the same REST and MCP routes the gateway
+    mounts; MCP exchanges are not recorded here, as no gateway sees them).
 
     Args:
         engine: the capture store.
@@ -47,6 +49,7 @@ def create_probe_app(
     api = FastAPI(title="probegate probes", lifespan=lifespan, docs_url=None, redoc_url=None)
     api.state.probes = ProbeService(active, default_feedback=feedback, subagent=subagent)
     add_routes(api, active, engine)
+    add_mcp_routes(api, active, engine)  # the same service behind both doors
 
     @api.get("/probegate/health")
     def health() -> dict[str, Any]:

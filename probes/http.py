@@ -7,7 +7,7 @@ from the path so the probes and the model pass-through agree on attribution. The
 service is synchronous and cheap, so tool calls run on the event loop, except the
 blocking ``delegate``, which runs in the thread pool (its sub-agent calls back into
 this same server). A request may say ``x-probegate-via: mitm`` (the intercepting
-proxy does) to be logged as such.
+proxy does) to be logged as such (door ``mitm``); every other call is door ``rest``.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def _add_tool_routes(api: FastAPI, service: ProbeService) -> None:
     async def call_tool(request: Request) -> JSONResponse:
         target = _target(request)
         body = await request.body()
-        via = "mitm" if request.headers.get("x-probegate-via") == "mitm" else "direct"
-        args = (target.run, target.task, target.attempt, target.rest, body, via)
+        door = "mitm" if request.headers.get("x-probegate-via") == "mitm" else "rest"
+        args = (target.run, target.task, target.attempt, target.rest, body, door)
         if service.is_blocking(target.rest):
             outcome = await run_in_threadpool(service.call, *args)
         else:

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from probegate.store.models import ProbeCall, WorldState, utcnow
 from probegate.store.writer import CaptureWriter, Upsert
@@ -34,6 +34,9 @@ log = logging.getLogger("probegate.probes")
 
 AttemptKey = tuple[str, str, int]
 FEEDBACKS = ("plain", "actionable")
+#: How a call reached the probes: the REST door, the MCP door, the intercepting proxy.
+Door = Literal["rest", "mcp", "mitm"]
+DOORS: tuple[Door, ...] = ("rest", "mcp", "mitm")
 
 
 class _Answer(NamedTuple):
@@ -199,7 +202,7 @@ class ProbeService:
 
     # -- calls ---------------------------------------------------------------------------
     def call(
-        self, run: str, task: str, attempt: int, tool: str, raw_body: bytes, via: str = "direct"
+        self, run: str, task: str, attempt: int, tool: str, raw_body: bytes, door: Door = "rest"
     ) -> ProbeOutcome:
         """Validate, run and log one tool call.
 
@@ -207,12 +210,18 @@ class ProbeService:
             run, task, attempt: the attempt (reset lazily when unknown).
             tool: the tool name from the URL.
             raw_body: the request body exactly as sent (JSON object of arguments).
-            via: ``direct`` (HTTP) or ``mitm`` (the intercepting proxy).
+            door: ``rest`` (HTTP), ``mcp`` (the MCP door) or ``mitm`` (the
+                intercepting proxy); logged with the call, nothing else depends on it.
 
         Returns:
             200 and the tool's result; 422 blocked (invalid arguments, not run);
             400 tool error; 404 unknown tool; 500 only for a bug in a tool.
+
+        Raises:
+            ValueError: an unknown ``door``.
         """
+        if door not in DOORS:
+            raise ValueError(f"door must be one of {', '.join(DOORS)}, got {door!r}")
         t0 = time.perf_counter()
         key = (run, task, attempt)
         current = self._attempt(key)
@@ -235,7 +244,8 @@ class ProbeService:
             result=answer.body,
             feedback=current.feedback,
             latency_ms=(time.perf_counter() - t0) * 1000.0,
-            via=via,
+            via="mitm" if door == "mitm" else "direct",
+            door=door,
         )
         self._emit(row)
         if answer.changed:

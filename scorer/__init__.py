@@ -7,7 +7,7 @@ metrics, attribution) does no I/O; :mod:`probegate.scorer.rebuild.load` reads th
 """
 
 from probegate.scorer.judge.answer import Check, check_answer
-from probegate.scorer.pipeline import reconstruct, resolve_task_set, score_run
+from probegate.scorer.pipeline import mcp_proxy_calls, reconstruct, resolve_task_set, score_run
 from probegate.scorer.judge.failures import LABELS, Attribution, attribute
 from probegate.scorer.report.compare import RunDiff, compare_table, diff_runs
 from probegate.scorer.judge.matching import ActualCall, Alignment, align, compare_args, fold_retries
@@ -63,6 +63,7 @@ __all__ = [
     "reference_plan",
     "resolve_task_set",
     "run_selftest",
+    "mcp_proxy_calls",
     "score_run",
     "summarize",
     "summary_validity",

@@ -14,13 +14,15 @@ from contextlib import contextmanager
 from sqlalchemy.engine import Engine
 
 from probegate.errors import TaskSetError, UsageError
-from probegate.scorer.rebuild.load import load_attempts, load_run, run_uses_probes
+from probegate.scorer.rebuild.mcp_calls import proxy_calls
+from probegate.scorer.rebuild.load import load_attempts, load_run, run_call_source
 from probegate.scorer.report.metrics import AttemptResult
 from probegate.scorer.rebuild.build import build_trajectory
 from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
 from probegate.scorer.judge.task_score import TaskScorer, task_scorer
 from probegate.scorer.report.summary import RunScore
-from probegate.scorer.trajectory import Trajectory
+from probegate.scorer.trajectory import CallSource, Trajectory
+from probegate.store.models import ProbeCall
 from probegate.tasks.loader import Task, TaskSet, load_task_set
 
 
@@ -40,13 +42,13 @@ def resolve_task_set(run: RunInfo, task_set: str | None) -> TaskSet:
     return load_task_set(name)
 
 
-def _trajectory(rows: AttemptRows, run: RunInfo, task: Task | None, probes: bool) -> Trajectory:
+def _trajectory(rows: AttemptRows, run: RunInfo, task: Task | None, source: CallSource) -> Trajectory:
     return build_trajectory(
         rows,
         run,
         tools=task.tools if task else (),
         max_steps=task.max_steps if task else None,
-        call_source="probes" if probes else "steps",
+        call_source=source,
     )
 
 
@@ -78,7 +80,7 @@ def reconstruct(engine: Engine, run_id: str, task_id: str, attempt: int = 0, tas
             raise
     except KeyError:
         task = None
-    return _trajectory(rows, run, task, run_uses_probes(engine, run_id))
+    return _trajectory(rows, run, task, run_call_source(engine, run_id))
 
 
 def score_run(engine: Engine, run_id: str, task_set: str | None = None, scorer: TaskScorer | None = None) -> RunScore:
@@ -102,7 +104,7 @@ def score_run(engine: Engine, run_id: str, task_set: str | None = None, scorer: 
     run = load_run(engine, run_id)
     tasks = resolve_task_set(run, task_set)
     score = scorer or task_scorer()
-    probes = run_uses_probes(engine, run_id)
+    source = run_call_source(engine, run_id)
     known = {t.id: t for t in tasks.tasks}
     results: list[AttemptResult] = []
     unknown: set[str] = set()
@@ -112,11 +114,22 @@ def score_run(engine: Engine, run_id: str, task_set: str | None = None, scorer: 
             if task is None:
                 unknown.add(task_id)
                 continue
-            trajectory = _trajectory(rows, run, task, probes)
+            trajectory = _trajectory(rows, run, task, source)
             results.append(AttemptResult(task, trajectory, score(trajectory, task)))
     seen = {r.task_id for r in results}
     missing = tuple(sorted(t for t in known if t not in seen))
     return RunScore(run, tasks.name, tuple(results), missing, tuple(sorted(unknown)))
+
+
+def mcp_proxy_calls(engine: Engine, run_id: str, task_id: str | None = None, attempt: int | None = None) -> list[ProbeCall]:
+    """The tool calls an agent made to its own MCP servers through the recording proxy
+    (``probegate serve --mcp-upstream``), as probe-call rows with door ``mcp-proxy``
+    (never stored), by task, attempt and ``seq``.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    return [call for rows in load_attempts(engine, run_id, task_id, attempt).values() for call in proxy_calls(rows)]
 
 
 @contextmanager

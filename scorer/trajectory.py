@@ -7,7 +7,7 @@ newer version with a clear message.
 Shape (JSON)::
 
     {"version": 1, "run_id", "task_id", "attempt", "model", "harness",
-     "call_source": "probes" | "steps",
+     "call_source": "probes" | "steps" | "mcp-proxy",
      "threads": [{"thread", "parent", "exchanges": [seq...], "dropped": [...]}],
      "steps": [{"step_id", "thread", "exchange_seq", "call_index", "thought",
                 "tool_name", "tool_args", "tool_call_id", "observation", "raw_output",
@@ -15,7 +15,7 @@ Shape (JSON)::
                 "prompt_tokens", "completion_tokens", "probe_call"}],
      "final_answer", "loop_detected", "loop", "max_steps_hit",
      "probe_calls": [{"index", "seq", "tool", "args", "raw_args", "status", "missing",
-                      "invalid", "result", "latency_ms", "step_id", "joined_by"}],
+                      "invalid", "result", "latency_ms", "step_id", "joined_by", "door"}],
      "exchanges": [{"seq", "thread", "path", "status_code", "error", "finish_reason",
                     "flags", "prompt_tokens", "completion_tokens", "latency_ms",
                     "context_size"}],
@@ -39,7 +39,11 @@ TRACE_VERSION = 1
 
 ParseStatus = Literal["ok", "repaired", "failed"]
 ParseKind = Literal["fc", "markup", "react", "json", "python", "code", "kv", "text", "none"]
-CallSource = Literal["probes", "steps"]
+#: Where the attempt's actual calls come from: the probe log, the parsed steps (runs
+#: without probes), or the ``tools/call`` messages recorded by the MCP proxy.
+CallSource = Literal["probes", "steps", "mcp-proxy"]
+#: How a call reached its tool: a probe door, or the MCP recording proxy.
+Door = Literal["rest", "mcp", "mitm", "mcp-proxy"]
 JoinedBy = Literal["call", "time"]
 
 
@@ -90,6 +94,7 @@ class ProbeCallRecord(_Model):
     latency_ms: float | None = None
     step_id: int | None = None
     joined_by: JoinedBy | None = None
+    door: Door = "rest"
 
 
 class ExchangeRecord(_Model):

@@ -25,7 +25,7 @@ FRONTS = {
         "DEFAULT_MAX_INTEROP", "LABELS", "MUTATIONS", "ActualCall", "Alignment", "AttemptResult", "AttemptRows", "Attribution", "Check",
         "ParsedTurn", "Plan", "PlannedCall", "RunDiff", "RunInfo", "RunScore", "Score", "ScriptedAgent",
         "SelftestReport", "Step", "TaskScorer", "Trajectory", "align", "attribute", "build_trajectory",
-        "check_answer", "compare_args", "compare_table", "diff_runs", "fold_retries", "invalid_line", "mutations",
+        "check_answer", "compare_args", "compare_table", "diff_runs", "fold_retries", "invalid_line", "mcp_proxy_calls", "mutations",
         "parse_completion", "parse_text", "pass_hat_k", "reconstruct", "reference_plan", "resolve_task_set",
         "run_selftest", "score_run", "summarize", "summary_validity", "task_scorer", "validity", "write_outputs",
     ],

@@ -22,6 +22,7 @@ from probegate.gateway.compat import (
     null_content,
     system_for_tools,
     tool_choice_auto,
+    tool_content_text,
     tool_results_as_user,
 )
 from probegate.gateway.compat.rule import Change, Rule
@@ -29,6 +30,7 @@ from probegate.gateway.compat.rule import Change, Rule
 #: Every rule, in the order rewrites apply.
 ORDER: tuple[Rule, ...] = (
     null_content.RULE,
+    tool_content_text.RULE,
     args_as_string.RULE,
     tool_results_as_user.RULE,
     drop_params.RULE,

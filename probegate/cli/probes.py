@@ -75,17 +75,21 @@ def log_command(
     as_json: bool = JsonOption,
     store: str | None = StoreOption,
 ) -> None:
-    """Print the probe call log of a run (every call, blocked ones included)."""
+    """Print the probe call log of a run (every call, blocked ones included, with the door
+    it came through: rest, mcp, mitm), and the tool calls recorded by the MCP proxy
+    (door mcp-proxy)."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from probegate.store.engine import open_existing_store
     from probegate.probes.store import read_probe_calls
+    from probegate.scorer import mcp_proxy_calls
 
     engine = open_existing_store(store)
     try:
-        rows = read_probe_calls(engine, run, task, attempt)
+        rows = read_probe_calls(engine, run, task, attempt) + mcp_proxy_calls(engine, run, task, attempt)
+        rows.sort(key=lambda r: (r.task_id, r.attempt, r.door == "mcp-proxy", r.seq))
     finally:
         engine.dispose()
     if as_json:
@@ -95,13 +99,13 @@ def log_command(
         typer.echo(f"no probe calls recorded for run {run!r}" + (f" task {task!r}" if task else ""), err=True)
         return
     table = Table(title=f"probe calls of {run}")
-    for name in ("task", "att", "seq", "tool", "status", "args", "result", "ms", "via"):
+    for name in ("task", "att", "seq", "tool", "status", "args", "result", "ms", "door"):
         table.add_column(name, overflow="fold", no_wrap=name not in ("args", "result"))
     colour = {"ok": "green", "blocked": "yellow", "error": "red"}
     for r in rows:
         cells = [r.task_id, str(r.attempt), str(r.seq), r.tool, r.status,
                  _short(r.args if r.args is not None else r.raw_args or ""), _result_summary(r),
-                 f"{r.latency_ms or 0:.1f}", r.via]
+                 f"{r.latency_ms or 0:.1f}", r.door]
         table.add_row(*(Text(c, style=colour[r.status] if c is r.status else "") for c in cells))
     Console().print(table)
 

@@ -59,22 +59,26 @@ def serve(
     spool: Path | None = typer.Option(None, "--spool", help="Directory of the capture spool: every answered exchange is journaled there before its last byte leaves, and replayed at the next start after a crash. Default: beside an SQLite store file (FILE-spool), else $XDG_STATE_HOME/probegate/spool/HASH."),
     no_spool: bool = typer.Option(False, "--no-spool", help="Keep captures only in memory until committed: a SIGKILL then loses what is queued (for measuring what the spool costs)."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level.", parser=choice(*LOG_LEVELS)),
+    mcp_upstream: list[str] = typer.Option([], "--mcp-upstream", help="NAME=URL: forward /r/RUN/TASK[/ATTEMPT]/mcp/NAME to your own MCP server (streamable HTTP) and record every message (repeatable)."),
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
 
-    Attribute traffic with /r/RUN/TASK/v1 (or /r/RUN/TASK/ATTEMPT/v1) as the agent's
-    base_url; a bare /v1 is recorded under run 'adhoc'. Probes answer at /r/RUN/TASK/tools
-    (or /r/RUN/TASK/ATTEMPT/tools).
+    Attribute traffic with /r/RUN/TASK[/ATTEMPT]/v1 as the agent's base_url; a bare
+    /v1 is recorded under run 'adhoc'. Probes answer at /r/RUN/TASK[/ATTEMPT]/tools
+    (REST) and /r/RUN/TASK[/ATTEMPT]/mcp (MCP); --mcp-upstream NAME=URL puts your own
+    MCP server at /r/RUN/TASK[/ATTEMPT]/mcp/NAME, recorded.
     """
     import uvicorn
 
     from probegate.gateway.app import GatewayConfig
+    from probegate.gateway.mcp_upstreams import parse_mcp_upstreams
     from probegate.cli.sizes import parse_size
     from probegate.runner.compose import build_app
     from probegate.store.engine import check_store_url, open_existing_store
     from probegate.store.spool import default_spool_dir
 
     check_bind(host, allow_remote, token)
+    mcp_upstreams = parse_mcp_upstreams(mcp_upstream)
     if upstream is None and replay is None:
         raise UsageError("--upstream URL is required (or --replay RUN to answer from a recorded run)")
     if upstream is not None and not upstream.startswith(("http://", "https://")):
@@ -125,6 +129,7 @@ def serve(
         redact=list(redact),
         redact_pii=redact_pii,
         spool=str(spool_dir) if spool_dir is not None else None,
+        mcp_upstreams=mcp_upstreams,
     )
     can_listen(host, port)
     app = build_app(config)
@@ -135,6 +140,8 @@ def serve(
     if replay and upstream:
         target = f"replay of {replay} ({replay_mode}), else {upstream}"
     typer.echo(f"probegate gateway on http://{host}:{port} -> {target} (store: {store_url})", err=True)
+    for name, url in mcp_upstreams.items():
+        typer.echo(f"  MCP server {name}: /r/RUN/TASK/mcp/{name} -> {url}", err=True)
     # Move everything imported so far (FastAPI, SQLAlchemy, pydantic: ~150,000 objects) out of
     # the collector's reach: full collections while the writer drains a burst then walk only
     # the captures, and the longest stream gap after a burst falls from ~90 to ~24 ms

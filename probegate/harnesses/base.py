@@ -27,7 +27,8 @@ class HarnessContext:
 
     Attributes:
         model_base_url: OpenAI base URL, ``{gateway}/r/{run}/{task}/{attempt}/v1``.
-        tools_url: the probes, ``{gateway}/r/{run}/{task}/{attempt}/tools``.
+        tools_url: the probes' REST door, ``{gateway}/r/{run}/{task}/{attempt}/tools``
+            (their MCP door is :attr:`mcp_url`).
         model: model name sent in every request.
         prompt: the user's request (language already chosen).
         tools: OpenAI tool objects (``{"type": "function", "function": {...}}``)
@@ -57,6 +58,13 @@ class HarnessContext:
     task_id: str = ""
     attempt: int = 0
     stop_event: threading.Event | None = None
+
+    @property
+    def mcp_url(self) -> str:
+        """The probes' MCP door of this attempt, ``{gateway}/r/{run}/{task}/{attempt}/mcp``
+        (``tools_url`` with its last segment ``tools`` replaced by ``mcp``)."""
+        base = self.tools_url.rstrip("/")
+        return (base[: -len("/tools")] if base.endswith("/tools") else base) + "/mcp"
 
     def tool_names(self) -> list[str]:
         """Names of the offered tools, in the order offered."""

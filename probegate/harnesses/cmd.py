@@ -8,6 +8,7 @@ The command runs once per attempt with these in its environment (on top of ours)
 | ``OPENAI_API_KEY`` | the run's API key |
 | ``OPENAI_MODEL``, ``PROBEGATE_MODEL`` | the model name |
 | ``PROBEGATE_TOOLS_URL`` | the attempt's tools URL (``GET`` lists, ``POST .../{tool}`` calls) |
+| ``PROBEGATE_MCP_URL`` | the same tools as an MCP server (streamable HTTP) |
 | ``PROBEGATE_TASK_PROMPT`` | the user's request |
 | ``PROBEGATE_SYSTEM`` | the task's system text (may be empty) |
 | ``PROBEGATE_RUN``, ``PROBEGATE_TASK``, ``PROBEGATE_ATTEMPT`` | attribution |
@@ -42,6 +43,7 @@ def agent_environment(ctx: HarnessContext, base: dict[str, str] | None = None) -
             "OPENAI_MODEL": ctx.model,
             "PROBEGATE_MODEL": ctx.model,
             "PROBEGATE_TOOLS_URL": ctx.tools_url,
+            "PROBEGATE_MCP_URL": ctx.mcp_url,
             "PROBEGATE_TASK_PROMPT": ctx.prompt,
             "PROBEGATE_SYSTEM": ctx.system or "",
             "PROBEGATE_RUN": ctx.run_id,

@@ -12,8 +12,10 @@ tool call CrewAI 1.15 sends ``{"role": "assistant", "content": null, "tool_calls
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from probegate.harnesses.base import HarnessContext, HarnessResult
@@ -150,16 +152,16 @@ class CrewAIHarness:
             timeout=ctx.timeout,
             max_retries=0,
         )
-        with ToolsClient(ctx.tools_url, timeout=ctx.timeout) as client:
+        with self.tool_source(ctx) as tools:
             agent = Agent(
                 role="Assistant",
                 goal="Complete the user's request with the tools available.",
                 backstory=ctx.system or "You are a careful assistant who uses tools to get facts right.",
-                tools=probe_tools(ctx, client),
                 llm=llm,
                 max_iter=ctx.max_steps,
                 allow_delegation=False,
                 verbose=False,
+                **tools,
             )
             task = Task(description=ctx.prompt, expected_output="The answer to the user's request.", agent=agent)
             try:
@@ -170,3 +172,9 @@ class CrewAIHarness:
         if not answer:
             return HarnessResult(None, "parse_failure", "CrewAI ended without an answer")
         return HarnessResult(answer, "answered")
+
+    @contextlib.contextmanager
+    def tool_source(self, ctx: HarnessContext) -> Iterator[dict[str, Any]]:
+        """The ``Agent`` keyword arguments that give it its tools: ``tools``, probe-backed."""
+        with ToolsClient(ctx.tools_url, timeout=ctx.timeout) as client:
+            yield {"tools": probe_tools(ctx, client)}

@@ -11,6 +11,8 @@ included, is the tool's output. LangChain is imported lazily: it lives in the
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from probegate.harnesses.base import HarnessContext, HarnessResult
@@ -77,35 +79,63 @@ class LangChainHarness:
 
     def run(self, ctx: HarnessContext) -> HarnessResult:
         """Drive one attempt; see :class:`~probegate.harnesses.base.Harness`."""
-        import openai
         from langchain.agents import create_agent
-        from langchain_openai import ChatOpenAI
-        from langgraph.errors import GraphRecursionError
 
-        llm = ChatOpenAI(
-            model=ctx.model,
-            base_url=ctx.model_base_url,
-            api_key=ctx.api_key,  # type: ignore[arg-type]
-            temperature=ctx.temperature,
-            timeout=ctx.timeout,
-            max_retries=0,
-        )
         with ToolsClient(ctx.tools_url, timeout=ctx.timeout) as client:
-            agent = create_agent(llm, probe_tools(ctx, client), system_prompt=ctx.system)
-            try:
-                state = agent.invoke(
-                    {"messages": [{"role": "user", "content": ctx.prompt}]},
-                    config={"recursion_limit": 2 * ctx.max_steps},  # a model turn and its tools: 2 steps
-                )
-            except GraphRecursionError:
-                return HarnessResult(None, "max_steps", f"LangChain hit its recursion limit ({ctx.max_steps} turns)")
-            except openai.APITimeoutError as exc:
-                return HarnessResult(None, "timeout", f"LangChain: {exc}")
-            except Exception as exc:  # the framework's own failure is the measurement
-                return HarnessResult(None, "error", f"LangChain raised {type(exc).__name__}: {str(exc)[:500]}")
-        messages = state.get("messages", [])
-        answer = _final_text(messages)
-        steps = sum(1 for m in messages if getattr(m, "type", None) == "ai")
-        if answer is None:
-            return HarnessResult(None, "parse_failure", "LangChain ended without a text answer", steps)
-        return HarnessResult(answer, "answered", None, steps)
+            agent = create_agent(chat_model(ctx), probe_tools(ctx, client), system_prompt=ctx.system)
+            with agent_failures(ctx) as failed:
+                state = agent.invoke(first_input(ctx), config=run_config(ctx))
+        return failed[0] if failed else outcome(state)
+
+
+def chat_model(ctx: HarnessContext) -> Any:
+    """``ChatOpenAI`` at the attempt's model URL (no retries: a failure is the measurement)."""
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=ctx.model,
+        base_url=ctx.model_base_url,
+        api_key=ctx.api_key,  # type: ignore[arg-type]
+        temperature=ctx.temperature,
+        timeout=ctx.timeout,
+        max_retries=0,
+    )
+
+
+def first_input(ctx: HarnessContext) -> dict[str, Any]:
+    """The agent's input: the user's request as the only message."""
+    return {"messages": [{"role": "user", "content": ctx.prompt}]}
+
+
+def run_config(ctx: HarnessContext) -> dict[str, Any]:
+    """The run config: a model turn and its tools are 2 graph steps."""
+    return {"recursion_limit": 2 * ctx.max_steps}
+
+
+@contextlib.contextmanager
+def agent_failures(ctx: HarnessContext) -> Iterator[list[HarnessResult]]:
+    """Turn what LangChain raises into a :class:`HarnessResult`, appended to the yielded list."""
+    import openai
+    from langgraph.errors import GraphRecursionError
+
+    failed: list[HarnessResult] = []
+    try:
+        yield failed
+    except GraphRecursionError:
+        failed.append(HarnessResult(None, "max_steps", f"LangChain hit its recursion limit ({ctx.max_steps} turns)"))
+    except openai.APITimeoutError as exc:
+        failed.append(HarnessResult(None, "timeout", f"LangChain: {exc}"))
+    except TimeoutError:
+        failed.append(HarnessResult(None, "timeout", f"LangChain ran past the attempt's {ctx.timeout:g} s"))
+    except Exception as exc:  # the framework's own failure is the measurement
+        failed.append(HarnessResult(None, "error", f"LangChain raised {type(exc).__name__}: {str(exc)[:500]}"))
+
+
+def outcome(state: dict[str, Any]) -> HarnessResult:
+    """The attempt's result from the agent's final state."""
+    messages = state.get("messages", [])
+    answer = _final_text(messages)
+    steps = sum(1 for m in messages if getattr(m, "type", None) == "ai")
+    if answer is None:
+        return HarnessResult(None, "parse_failure", "LangChain ended without a text answer", steps)
+    return HarnessResult(answer, "answered", None, steps)

@@ -1,5 +1,5 @@
 """Harness names -> harnesses: ``fc``, ``react``, ``plan``, ``code``, ``langchain``,
-``crewai`` and ``cmd:"COMMAND"``.
+``crewai``, their MCP variants ``langchain-mcp`` and ``crewai-mcp``, and ``cmd:"COMMAND"``.
 
 Framework harnesses are imported only when named, and checked right away, so a
 missing ``frameworks`` extra is one clear line before the run starts.
@@ -62,6 +62,18 @@ def _crewai(options: HarnessOptions) -> Harness:
     return CrewAIHarness()
 
 
+def _langchain_mcp() -> Harness:
+    from probegate.harnesses.langchain_mcp import LangChainMcpHarness
+
+    return LangChainMcpHarness()
+
+
+def _crewai_mcp() -> Harness:
+    from probegate.harnesses.crewai_mcp import CrewAIMcpHarness
+
+    return CrewAIMcpHarness()
+
+
 #: Built-in harness names -> a factory. Framework harnesses import their framework
 #: inside the factory, so a missing extra costs nothing until the harness is named.
 HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
@@ -71,20 +83,24 @@ HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
     "code": _code,
     "langchain": _langchain,
     "crewai": _crewai,
+    "langchain-mcp": _langchain_mcp,
+    "crewai-mcp": _crewai_mcp,
 }
 
 CMD_PREFIX = "cmd:"
 
 
-#: What ``--harness all`` runs: every built-in style.
+#: What ``--harness all`` runs: every built-in style (the MCP variants, the same
+#: styles over another tool transport, only when named).
 ALL = "all"
+MCP_VARIANTS = ("langchain-mcp", "crewai-mcp")
 
 
 def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[list[str], list[str]]:
     """``--harness`` value -> harness names to run, and notes on what was left out.
 
     ``all`` is every built-in style whose dependencies are installed (a framework
-    style without its extra is left out with a note); ``fc,react`` is a list; a
+    style without its extra is left out with a note; the MCP variants are left out); ``fc,react`` is a list; a
     ``cmd:`` value is one harness even when its command holds commas.
 
     Raises:
@@ -92,13 +108,16 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     """
     spec = spec.strip()
     if not spec:
-        raise UsageError("--harness needs a value: fc, react, plan, code, langchain, crewai, all, or cmd:\"COMMAND\"")
+        raise UsageError(
+            "--harness needs a value: fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, all, "
+            "or cmd:\"COMMAND\""
+        )
     if spec.startswith(CMD_PREFIX):
         return [spec], []
     if spec != ALL:
         return [name.strip() for name in spec.split(",") if name.strip()], []
     names, notes = [], []
-    for name in HARNESSES:
+    for name in (n for n in HARNESSES if n not in MCP_VARIANTS):
         try:
             get_harness(name, options)
         except UsageError as exc:

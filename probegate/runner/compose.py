@@ -12,11 +12,13 @@ from sqlalchemy.engine import Engine
 
 from probegate.gateway.app import GatewayApp, GatewayConfig, create_gateway
 from probegate.probes.http import add_routes as add_probe_routes
+from probegate.probes.mcp import add_routes as add_mcp_routes
 from probegate.store.writer import CaptureWriter
 
 def route_adders() -> list[Any]:
-    """The functions that add routes to the gateway's FastAPI app: ``add_routes(api, writer, engine)``."""
-    return [add_probe_routes]
+    """The functions that add routes to the gateway's FastAPI app: ``add_routes(api, writer, engine)``
+    (the probes' REST door, then their MCP door, sharing one probe service)."""
+    return [add_probe_routes, add_mcp_routes]
 
 
 def build_app(

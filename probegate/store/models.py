@@ -100,7 +100,13 @@ class Exchange(SQLModel, table=True):
 
 
 class ProbeCall(SQLModel, table=True):
-    """One tool call that reached a probe, blocked ones included."""
+    """One tool call that reached a probe, blocked ones included.
+
+    ``door`` is how the call came in: ``rest`` (``POST .../tools/{tool}``), ``mcp``
+    (``tools/call`` at ``.../mcp``) or ``mitm`` (the intercepting proxy). ``via`` is
+    the older, coarser field (``direct`` for rest and mcp, ``mitm``), kept for stores
+    and readers that predate ``door``.
+    """
 
     __table_args__ = (Index("ix_probecall_attempt", "run_id", "task_id", "attempt", "seq"),)
 
@@ -121,6 +127,7 @@ class ProbeCall(SQLModel, table=True):
     latency_ms: float | None = None
     via: str = "direct"  # direct | mitm
     superseded: bool = False  # as Exchange.superseded
+    door: str = "rest"  # rest | mcp | mitm
 
 
 class WorldState(SQLModel, table=True):

@@ -23,14 +23,14 @@ class ProbeBackend(Protocol):
 
 
 class InProcessBackend:
-    """Calls a :class:`~probegate.probes.service.ProbeService` directly (logged ``via="mitm"``)."""
+    """Calls a :class:`~probegate.probes.service.ProbeService` directly (logged with door ``mitm``)."""
 
     def __init__(self, service: ProbeService) -> None:
         self.service = service
 
     def call(self, run: str, task: str, attempt: int, tool: str, body: bytes) -> tuple[int, bytes]:
         """Run the call in this process."""
-        outcome = self.service.call(run, task, attempt, tool, body, via="mitm")
+        outcome = self.service.call(run, task, attempt, tool, body, door="mitm")
         return outcome.status_code, json.dumps(outcome.body).encode()
 
     def close(self) -> None:

@@ -171,7 +171,7 @@ def _continued(facts: Facts, thread: int, exchange_seq: int) -> bool:
 
 def format_problems(facts: Facts) -> list[Attribution]:
     out: list[Attribution] = []
-    probes_known = facts.trajectory.call_source == "probes"
+    probes_known = facts.trajectory.call_source != "steps"  # the executed calls are known
     for step in facts.trajectory.steps:
         if CORRUPT_NOTE in step.parse_notes:
             continue  # the capture is broken, not the model's format (the run's warnings say how)

@@ -27,6 +27,7 @@ from probegate.wire.content_calls import tool_schemas
 from probegate.wire.json_shapes import items, mapping
 from probegate.scorer.rebuild.calls import actual_calls
 from probegate.scorer.rebuild.capture_checks import CORRUPT_NOTE, CaptureIssue, check_rows, is_model_call
+from probegate.scorer.rebuild.mcp_calls import with_proxy_calls
 from probegate.scorer.rebuild.join import CallStep, ProbeMoment, attach_by_time, aware, join_calls
 from probegate.scorer.judge.loops import detect_loop
 from probegate.scorer.rebuild.observations import structured_observation, text_observation
@@ -34,6 +35,7 @@ from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
 from probegate.scorer.rebuild.threads import ThreadTracker, message_sizes, request_messages
 from probegate.scorer.trajectory import (
     CallSource,
+    Door,
     ExchangeRecord,
     ProbeCallRecord,
     Step,
@@ -43,6 +45,7 @@ from probegate.scorer.trajectory import (
 )
 from probegate.scorer.rebuild.turns import ParsedTurn, parse_completion
 
+DOORS: tuple[Door, ...] = ("rest", "mcp", "mitm", "mcp-proxy")
 _CONTEXT_KEYS = ("context_size", "n_ctx", "num_ctx", "context_window", "ctx_size", "context_length")
 
 
@@ -215,6 +218,7 @@ def _probe_record(i: int, p: ProbeCall, joined: dict[int, int], timed: dict[int,
         latency_ms=p.latency_ms,
         step_id=step_id,
         joined_by="call" if i in joined else ("time" if i in timed else None),
+        door=p.door if p.door in DOORS else "rest",
     )
 
 
@@ -233,11 +237,15 @@ def build_trajectory(
         run: the run's fields (model, harness, params).
         tools: tool names the task offers (helps the text parsers).
         max_steps: the step budget (``max_steps`` in the run params wins).
-        call_source: ``probes`` when the run used probes, ``steps`` for probe-less runs.
+        call_source: ``probes`` when the run used probes, ``mcp-proxy`` when its calls
+            went to the agent's own MCP servers through the recording proxy (their
+            ``tools/call`` messages are the calls), ``steps`` for other probe-less runs.
 
     Returns:
         The :class:`~probegate.scorer.trajectory.Trajectory`; never raises on odd rows.
     """
+    if call_source == "mcp-proxy":
+        rows = with_proxy_calls(rows)
     rows, issues = check_rows(rows)
     unreadable = {i.exchange_seq for i in issues if i.exchange_seq is not None}
     known = _known_tools(rows, tools)

@@ -33,7 +33,7 @@ _EXCHANGE_FIELDS = (
 )
 _PROBE_FIELDS = (
     "id", "run_id", "task_id", "attempt", "seq", "at", "tool", "raw_args", "args", "missing", "invalid", "status",
-    "result", "latency_ms", "via",
+    "result", "latency_ms", "via", "door",
 )
 
 

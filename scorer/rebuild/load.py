@@ -20,8 +20,10 @@ from sqlmodel import Session, col, select
 
 from probegate.errors import StoreError, UsageError
 from probegate.store.models import Exchange, ProbeCall, Run, WorldState
+from probegate.scorer.rebuild.mcp_calls import PROXY_PREFIX
 from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
 from probegate.scorer.rebuild.salvage import salvage
+from probegate.scorer.trajectory import CallSource
 
 _DEFERRED: tuple[Any, ...] = (
     Exchange.request_raw,
@@ -102,9 +104,15 @@ def _groups() -> defaultdict[Key, dict[str, Any]]:
 
 def _read(session: Session, run_id: str, task_id: str | None, attempt: int | None) -> dict[Key, dict[str, Any]]:
     grouped = _groups()
-    exchanges = select(Exchange).options(*(defer(c) for c in _DEFERRED))
-    for ex in session.exec(_where(exchanges, Exchange, run_id, task_id, attempt).order_by(col(Exchange.seq))):
-        grouped[(ex.task_id, ex.attempt)]["exchanges"].append(ex)
+    proxied = col(Exchange.path).startswith(PROXY_PREFIX)
+    exchanges = select(Exchange).options(*(defer(c) for c in _DEFERRED)).where(~proxied)
+    # the MCP proxy's exchanges keep their SSE events: the tool results are in them
+    proxy = select(Exchange).options(*(defer(c) for c in _DEFERRED if c is not Exchange.sse_events)).where(proxied)
+    for query in (exchanges, proxy):
+        for ex in session.exec(_where(query, Exchange, run_id, task_id, attempt)):
+            grouped[(ex.task_id, ex.attempt)]["exchanges"].append(ex)
+    for group in grouped.values():
+        group["exchanges"].sort(key=lambda row: row.seq)
     for call in session.exec(_where(select(ProbeCall), ProbeCall, run_id, task_id, attempt).order_by(col(ProbeCall.seq))):
         grouped[(call.task_id, call.attempt)]["probe_calls"].append(call)
     for ws in session.exec(_where(select(WorldState), WorldState, run_id, task_id, attempt)):
@@ -143,6 +151,23 @@ def _where(query: Any, table: Any, run_id: str, task_id: str | None, attempt: in
     if attempt is not None:
         conditions.append(table.attempt == attempt)
     return and_(*conditions) if query is True else query.where(*conditions)
+
+
+def run_call_source(engine: Engine, run_id: str) -> CallSource:
+    """Where a run's actual calls come from (:data:`~probegate.scorer.trajectory.CallSource`).
+
+    ``probes`` when a probe call is recorded; else ``mcp-proxy`` when the agent's
+    traffic went through the MCP recording proxy (``/mcp/{name}`` exchanges); else
+    ``probes`` when a world state was (the attempts were reset, so calls would have
+    reached probes); else ``steps``.
+    """
+    with Session(engine) as session:
+        if session.exec(select(ProbeCall.id).where(ProbeCall.run_id == run_id).limit(1)).first() is not None:
+            return "probes"
+        proxied = select(Exchange.id).where(Exchange.run_id == run_id, col(Exchange.path).startswith(PROXY_PREFIX))
+        if session.exec(proxied.limit(1)).first() is not None:
+            return "mcp-proxy"
+    return "probes" if run_uses_probes(engine, run_id) else "steps"
 
 
 def run_uses_probes(engine: Engine, run_id: str) -> bool:

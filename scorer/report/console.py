@@ -96,13 +96,14 @@ def trace_table(trajectory: Trajectory) -> Table:
         obs = step.observation
         obs_text = "" if obs is None else obs if isinstance(obs, str) else json.dumps(obs, ensure_ascii=False)
         table.add_row(str(step.step_id), str(step.thread), (step.raw_output or "")[:400], action, parse,
-                      f"#{probe.index} {probe.status}" if probe else "–", obs_text[:300])
+                      f"#{probe.index} {probe.status} via {probe.door}" if probe else "–", obs_text[:300])
     return table
 
 
 def trace_footer(trajectory: Trajectory) -> list[str]:
     """Probe calls no step claimed, the final answer, loop and max-steps flags."""
-    lines = [f"probe call #{p.index} {p.tool} {p.status} (no step claimed it)" for p in trajectory.probe_calls if p.joined_by != "call"]
+    lines = [f"probe call #{p.index} {p.tool} {p.status} via {p.door} (no step claimed it)"
+             for p in trajectory.probe_calls if p.joined_by != "call"]
     flags = [f"loop ({trajectory.loop.rule})" if trajectory.loop else "", "max steps hit" if trajectory.max_steps_hit else ""]
     lines.append(f"final answer: {trajectory.final_answer!r} {' '.join(f for f in flags if f)}".rstrip())
     return lines + warning_lines(trajectory.warnings)

@@ -254,7 +254,8 @@ def summarize(run_score: RunScore) -> dict[str, Any]:
         group = [r for r in counted if r.task.tier == tier]
         if any(r.task.tier == tier for r in results):
             tiers[tier] = {**group_metrics(group), "tasks": len({r.task_id for r in results if r.task.tier == tier})}
-    call_source = "steps" if results and all(r.trajectory.call_source == "steps" for r in results) else "probes"
+    sources = {r.trajectory.call_source for r in results}
+    call_source = sources.pop() if len(sources) == 1 else "probes"
     summary = {
         "version": SUMMARY_VERSION,
         "run": {

@@ -222,3 +222,21 @@ def test_every_rule_module_is_registered_once() -> None:
     modules = {m.name for m in pkgutil.iter_modules(compat.__path__)} - {"registry", "rule"}
     assert sorted(rule.name.replace("-", "_") for rule in compat.ORDER) == sorted(modules)
     assert len(compat.RULES) == len(compat.ORDER)
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ([{"type": "text", "text": '{"t": 1}'}], '{"t": 1}'),  # an MCP tool result, as the MCP clients pass it on
+        ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "a\nb"),
+        ("already text", "already text"),
+        ([{"type": "image", "data": "..."}], [{"type": "image", "data": "..."}]),  # not only text: left alone
+        ([], []),
+    ],
+)
+def test_tool_content_text_joins_text_parts_of_tool_messages(content: object, expected: object) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                                       {"role": "tool", "tool_call_id": "c1", "content": content}]}
+    new, changes = apply_rules(parse_rules("tool-content-text"), json.dumps(body).encode())
+    after = json.loads(new)
+    assert after["messages"][1]["content"] == expected
+    assert after["messages"][0]["content"] == [{"type": "text", "text": "hi"}]  # only tool messages
+    assert [c["path"] for c in changes] == (["messages[1].content"] if expected != content else [])

@@ -57,3 +57,20 @@ def test_distance_ranks_nearer_requests_lower() -> None:
     near = {**BASE, "temperature": 0.1}
     far = {"model": "z", "messages": [], "temperature": 1}
     assert distance(BASE, near) < distance(BASE, far)
+
+
+CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "check_stock", "arguments": {"sku": "A"}}}
+
+
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        ({**CALL, "params": {**CALL["params"], "_meta": {"progressToken": 7}}}, True),  # progress tokens vary
+        ({**CALL, "params": {**CALL["params"], "arguments": {"sku": "B"}}}, False),
+        ({**CALL, "id": 4}, False),  # the recorded answer carries the id
+        ({**CALL, "method": "tools/list"}, False),
+        ([CALL], False),  # a batch is not the message
+    ],
+)
+def test_json_rpc_messages_keep_method_id_and_params(other: object, same: bool) -> None:
+    assert (request_key("/mcp/shop", CALL) == request_key("/mcp/shop", other)) is same

@@ -17,6 +17,7 @@ def test_agent_environment() -> None:
         "OPENAI_MODEL": "m",
         "PROBEGATE_MODEL": "m",
         "PROBEGATE_TOOLS_URL": "http://g/r/run/t/1/tools",
+        "PROBEGATE_MCP_URL": "http://g/r/run/t/1/mcp",
         "PROBEGATE_TASK_PROMPT": "Do it",
         "PROBEGATE_SYSTEM": "",
         "PROBEGATE_RUN": "run",

@@ -16,7 +16,7 @@ def test_builtin_harnesses(name: str) -> None:
 
 @pytest.mark.frameworks
 @pytest.mark.filterwarnings("ignore::ImportWarning")  # importing CrewAI 1.15 warns about its own modules
-@pytest.mark.parametrize("name", ["langchain", "crewai"])
+@pytest.mark.parametrize("name", ["langchain", "crewai", "langchain-mcp", "crewai-mcp"])
 def test_framework_harnesses(name: str) -> None:
     assert get_harness(name).name == name
 

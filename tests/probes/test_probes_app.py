@@ -39,3 +39,15 @@ def test_probe_app_with_a_shared_writer(engine: Engine) -> None:
         server.stop()
     assert [r.result["time"] for r in read_probe_calls(engine, "solo", "t2", 1)] == ["16:30"]
     writer.close()
+
+
+def test_probe_app_answers_mcp_too(engine: Engine) -> None:
+    server = serve_in_thread(create_probe_app(engine))
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_time", "arguments": {"city": "Tokyo"}}}
+    try:
+        response = httpx.post(f"{server.url}/r/solo/t3/mcp", json=call, timeout=30,
+                              headers={"accept": "application/json, text/event-stream"})
+    finally:
+        server.stop()
+    assert response.status_code == 200 and '"isError":false' in response.text
+    assert [(r.tool, r.door) for r in read_probe_calls(engine, "solo", "t3")] == [("get_time", "mcp")]

@@ -26,4 +26,4 @@ def test_trace_rendering_shows_steps_probes_and_flags() -> None:
     console.print(trace_table(t))
     text = console.export_text()
     assert 'get_weather({"city": "Oslo"})' in text and "#0 ok" in text and '{"c": 1}' in text
-    assert trace_footer(t) == ["probe call #1 x error (no step claimed it)", "final answer: None loop (repeat_ok)"]
+    assert trace_footer(t) == ["probe call #1 x error via rest (no step claimed it)", "final answer: None loop (repeat_ok)"]

@@ -95,3 +95,20 @@ def test_reading_never_creates_a_store(tmp_path) -> None:
     with pytest.raises(StoreError, match="no capture store at"):
         open_existing_store(f"sqlite:///{tmp_path / 'typo.db'}")
     assert not list(tmp_path.iterdir())
+
+
+def test_probe_calls_of_an_older_store_get_their_door(store_url: str) -> None:
+    raw = create_engine(normalize_url(store_url))
+    with raw.begin() as conn:
+        command.upgrade(_config(conn), "0002")
+        for id_, via in (("a", "direct"), ("b", "mitm")):
+            conn.execute(text(
+                "INSERT INTO probecall (id, run_id, task_id, attempt, seq, at, tool, status, feedback, via) "
+                f"VALUES ('{id_}', 'old', 't', 0, 1, '2025-01-01 00:00:00', 'get_time', 'ok', 'plain', '{via}')"))
+    raw.dispose()
+    engine = open_store(store_url)
+    from probegate.probes.store import read_probe_calls
+
+    assert sorted((r.id, r.via, r.door) for r in read_probe_calls(engine, "old")) == [
+        ("a", "direct", "rest"), ("b", "mitm", "mitm")]
+    engine.dispose()
