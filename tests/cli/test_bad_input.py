@@ -80,6 +80,7 @@ BAD: dict[str, list[str]] = {
     "--older-than": ["-1", "nan"],
     "--max-interop": ["-0.1", "2", "nan"],
     "--chat-handler": ["pigeon"],
+    "--mcp-upstream": ["no-equals-sign", "x=ftp://y"],
     "--executor": ["pigeon"],
     "--broker": ["ftp://x"],
     "--max-tries": ["0"],
