@@ -62,13 +62,13 @@ def _crewai(options: HarnessOptions) -> Harness:
     return CrewAIHarness()
 
 
-def _langchain_mcp() -> Harness:
+def _langchain_mcp(options: HarnessOptions) -> Harness:
     from probegate.harnesses.langchain_mcp import LangChainMcpHarness
 
     return LangChainMcpHarness()
 
 
-def _crewai_mcp() -> Harness:
+def _crewai_mcp(options: HarnessOptions) -> Harness:
     from probegate.harnesses.crewai_mcp import CrewAIMcpHarness
 
     return CrewAIMcpHarness()

@@ -111,8 +111,8 @@ def _read(session: Session, run_id: str, task_id: str | None, attempt: int | Non
     for query in (exchanges, proxy):
         for ex in session.exec(_where(query, Exchange, run_id, task_id, attempt)):
             grouped[(ex.task_id, ex.attempt)]["exchanges"].append(ex)
-    for group in grouped.values():
-        group["exchanges"].sort(key=lambda row: row.seq)
+    for group in grouped.values():  # as SQL orders them: numbers first, then anything a damaged store holds
+        group["exchanges"].sort(key=lambda row: (0, row.seq, "") if isinstance(row.seq, int) else (1, 0, str(row.seq)))
     for call in session.exec(_where(select(ProbeCall), ProbeCall, run_id, task_id, attempt).order_by(col(ProbeCall.seq))):
         grouped[(call.task_id, call.attempt)]["probe_calls"].append(call)
     for ws in session.exec(_where(select(WorldState), WorldState, run_id, task_id, attempt)):

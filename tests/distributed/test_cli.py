@@ -19,12 +19,12 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("PROBEGATE_STORE", "PROB
     [
         (["run", "--harness", "fc", "--model", "m", "--executor", "celery"], "--executor celery needs --broker URL"),
         (["run", "--harness", "fc", "--executor", "ray", "--broker", "redis://127.0.0.1:6379/7"],
-         "--executor must be local or celery"),
+         "'ray' is not one of local, celery"),
         (["worker", "--broker", "redis://127.0.0.1:6379/7"], "--store URL is required"),
         (["worker", "--broker", "redis://127.0.0.1:6379/7", "--store", "sqlite:///x.db", "--model-endpoint", "ftp://x"],
-         "--model-endpoint must be an http(s) URL"),
+         "'ftp://x' is not an http(s) URL"),
         (["worker", "--broker", "redis://127.0.0.1:6379/7", "--store", "sqlite:///x.db", "--visibility-timeout", "5"],
-         "--visibility-timeout must be at least 20 s"),
+         "'--visibility-timeout': 5 must be at least 20"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp_path: object) -> None:

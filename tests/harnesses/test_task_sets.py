@@ -48,10 +48,10 @@ def test_broken_task_files_are_refused(tmp_path: Path, data: object, problem: st
     write(tmp_path, "t.yaml", data)
     with pytest.raises(TaskSetError) as caught:
         load_task_set(str(tmp_path))
-    lines = str(caught.value).splitlines()
-    assert lines[0].startswith(f"task set {tmp_path} has ")
-    assert any(line.startswith(problem) for line in lines[1:]), lines
-    assert not any(line.startswith("ok.yaml") for line in lines)  # the good file is not blamed
+    message = str(caught.value)
+    assert message.startswith(f"task set {tmp_path} has 1 problem: ")  # one problem: one line
+    assert message.removeprefix(f"task set {tmp_path} has 1 problem: ").startswith(problem), message
+    assert "ok.yaml" not in message  # the good file is not blamed
 
 
 def test_duplicate_ids_and_empty_sets(tmp_path: Path) -> None:
