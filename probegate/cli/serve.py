@@ -63,8 +63,8 @@ def serve(
 ) -> None:
     """Forward /v1/... and /api/... to UPSTREAM and record every exchange.
 
-    Attribute traffic with /r/RUN/TASK/v1 (or /r/RUN/TASK/ATTEMPT/v1) as the agent's
-    base_url; a bare /v1 is recorded under run 'adhoc'. Probes answer at
+    Attribute traffic with /r/RUN/TASK[/ATTEMPT]/v1 as the agent's base_url
+    (/r/RUN/TASK/v1 or /r/RUN/TASK/ATTEMPT/v1); a bare /v1 is recorded under run 'adhoc'. Probes answer at
     /r/RUN/TASK/ATTEMPT/tools (REST) and /r/RUN/TASK/ATTEMPT/mcp (MCP); --mcp-upstream
     NAME=URL puts your own MCP server at /r/RUN/TASK/ATTEMPT/mcp/NAME, recorded.
     """
