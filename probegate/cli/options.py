@@ -27,14 +27,6 @@ StoreOption = typer.Option(
     envvar="PROBEGATE_STORE",
 )
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table.")
-#: Default of ``--max-interop`` (kept here so ``--help`` needs no scorer import).
-MAX_INTEROP_DEFAULT = 0.10
-MaxInteropOption = typer.Option(
-    MAX_INTEROP_DEFAULT,
-    "--max-interop",
-    parser=lambda value: number(at_least=0.0, at_most=1.0, what="a share from 0 to 1")(value),
-    help="Share of attempts (0-1) that may fail on interop faults before the run is marked invalid environment.",
-)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 PORT = {"min": 1, "max": 65535}  # typer.Option(..., **PORT): a TCP port to bind
 
@@ -62,6 +54,16 @@ def number(*, above: float | None = None, at_least: float | None = None, at_most
         return result
 
     return parse
+
+
+#: Default of ``--max-interop`` (kept here so ``--help`` needs no scorer import).
+MAX_INTEROP_DEFAULT = 0.10
+MaxInteropOption = typer.Option(
+    MAX_INTEROP_DEFAULT,
+    "--max-interop",
+    parser=number(at_least=0.0, at_most=1.0, what="a share from 0 to 1"),
+    help="Share of attempts (0-1) that may fail on interop faults before the run is marked invalid environment.",
+)
 
 
 def choice(*allowed: str) -> Callable[[Any], str]:

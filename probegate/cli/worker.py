@@ -38,13 +38,6 @@ def worker(
     from probegate.store.engine import open_existing_store
 
     open_existing_store(store).dispose()  # the coordinator creates the store; a worker never does
-    if concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
-    if visibility_timeout < 20:
-        raise UsageError(f"--visibility-timeout must be at least 20 s, got {visibility_timeout:g}")
-    for url in model_endpoint:
-        if not url.startswith(("http://", "https://")):
-            raise UsageError(f"--model-endpoint must be an http(s) URL, got {url!r}")
     try:
         from probegate.runner.executors.celery import run_worker
     except ImportError as exc:
