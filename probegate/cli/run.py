@@ -204,7 +204,11 @@ def run(
     lang: str = typer.Option("en", "--lang", help="Prompt language: en or zh.", parser=choice("en", "zh")),
     feedback: str = typer.Option("actionable", "--feedback", help="Probe error feedback: plain or actionable.",
                                   parser=choice("plain", "actionable")),
-    tasks: str | None = typer.Option(None, "--tasks", help="Only these task ids, comma-separated."),
+    tasks: str | None = typer.Option(
+        None, "--tasks",
+        help="Task ids or subset names, comma-separated; all for every task. Default: the set's default subset "
+             "(9 of the 36 built-in tasks), or every task of a set without one.",
+    ),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: TIME-HARNESS-RANDOM)."),
     task_timeout: float = typer.Option(300.0, "--task-timeout", help="Seconds per attempt.",
                                       parser=number(above=0, what="seconds")),
@@ -214,7 +218,10 @@ def run(
         None, "--model-path", help="Serve this GGUF file with the embedded llama.cpp server (no --model-endpoint)."
     ),
     compat: list[str] = typer.Option(
-        [], "--compat", help="Opt-in request shims for the in-process gateway (see probegate serve --help)."
+        [], "--compat",
+        help="Request shims for the in-process gateway (see probegate serve --help); none for no shim. Default: "
+             "none, except on the embedded model: the shims the doctor recommends for its chat handler and "
+             "default-max-tokens=512.",
     ),
     unsafe_no_sandbox: bool = typer.Option(
         False, "--unsafe-no-sandbox",
@@ -274,7 +281,7 @@ def run(
         api_key=api_key,
         output_dir=output_dir,
         model_path=model_path,
-        compat=tuple(compat),
+        compat=_shims(compat, chat_handler, local=not (model_endpoint or gateway) and executor == "local"),
         unsafe_no_sandbox=unsafe_no_sandbox,
         max_interop=max_interop,
         executor=executor,
@@ -293,6 +300,24 @@ def run(
             _run_many(config, harnesses)
         else:
             _run_one(replace(config, harness=harnesses[0]), console)
+
+
+def _shims(compat: list[str], chat_handler: str | None, *, local: bool) -> tuple[str, ...]:
+    """``--compat`` values -> the shims to apply: ``none`` is no shim; nothing given is
+    the embedded server's own list when the run uses it (printed; recorded on the run)."""
+    from probegate.runner.embedded import embedded_shims
+
+    values = [value.strip() for value in compat if value.strip()]
+    if "none" in values:
+        if len(values) > 1:
+            raise UsageError("--compat none means no shim: give it alone")
+        return ()
+    if values or not local:
+        return tuple(compat)
+    shims = embedded_shims(chat_handler)
+    Console(stderr=True).print(f"shims for the embedded server: {','.join(shims)} (--compat none for none)",
+                               markup=False, style="dim")
+    return shims
 
 
 def _run_one(config: Any, console: Console) -> None:

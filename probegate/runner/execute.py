@@ -185,6 +185,8 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
         "lang": config.lang,
         "feedback": config.feedback,
         "task_ids": [t.id for t in tasks],
+        "task_subset": task_set.subset_of(list(config.task_ids)),
+        "task_set_size": len(task_set.tasks),
         "task_timeout": config.task_timeout,
         "external_gateway": config.gateway,
         "compat": list(config.compat),

@@ -79,6 +79,8 @@ def test_a_run_end_to_end(model, tmp_path: Path) -> None:
         (["--harness", "fc", "--output-dir", "/proc/nope"], "error: --output-dir '/proc/nope': cannot write in '/proc'"),
         (["--harness", "fc", "--tasks", "missing-task"], "error: unknown task id(s) in tasks: missing-task"),
         (["--harness", "fc", "--run-id", "a/b"], "error: --run-id 'a/b' is not usable"),
+        (["--harness", "fc", "--compat", "none", "--compat", "null-content"],
+         "error: --compat none means no shim: give it alone"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], first_line: str, tmp_path: Path) -> None:
