@@ -196,6 +196,11 @@ def embedded_shims(chat_handler: str | None) -> tuple[str, ...]:
     return EMBEDDED_SHIMS[check_chat_handler(chat_handler or PROBEGATE_HANDLER)]
 
 
+def embedded_threads() -> int:
+    """Threads the embedded server computes with: the CPU count, 1 to 4."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
 def check_chat_handler(name: str) -> str:
     """``name`` if it is one of :data:`CHAT_HANDLERS`.
 
@@ -262,7 +267,7 @@ def start_embedded(
     port = port or free_port()
     alias = DEFAULT_ALIAS if model_path is None else path.stem
     log_path = Path(tempfile.gettempdir()) / f"probegate-llama-{port}.log"
-    threads = max(1, min(os.cpu_count() or 1, 4))
+    threads = embedded_threads()
     command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads, parent_pid=os.getpid(),
                              chat_handler=chat_handler)
     log_path.write_bytes(b"")
