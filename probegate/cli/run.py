@@ -133,7 +133,10 @@ def invalid_environment(summary: dict[str, Any] | None) -> str | None:
 
 
 def headline(summary: dict[str, Any] | None) -> str | None:
-    """One line of the run's headline figures from the scorer's summary (pure)."""
+    """One line of the run's headline figures from the scorer's summary (pure): the mean
+    score and reach per tier with 95 % intervals first (docs/metrics.md §7), then reach."""
+    from probegate.scorer.report.headline import headline_text
+
     head = (summary or {}).get("headline") or {}
     if not head:
         return None
@@ -141,7 +144,7 @@ def headline(summary: dict[str, Any] | None) -> str | None:
     if invalid_environment(summary):
         parts = ["reach: not a measure of the model (invalid environment)"]
     else:
-        parts = [f"reach {reach:.2f}" if isinstance(reach, (int, float)) else "reach -"]
+        parts = [headline_text(summary or {}), f"reach {reach:.2f}" if isinstance(reach, (int, float)) else "reach -"]
     parts.append(f"{head.get('passed', '-')}/{head.get('attempts', '-')} attempts passed")
     if head.get("interop_attempts"):
         served = head.get("reach_served")
