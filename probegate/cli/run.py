@@ -133,7 +133,11 @@ def invalid_environment(summary: dict[str, Any] | None) -> str | None:
 
 
 def headline(summary: dict[str, Any] | None) -> str | None:
-    """One line of the run's headline figures from the scorer's summary (pure)."""
+    """The run's headline figures from the scorer's summary (pure): a first line with the
+    mean score and reach per tier with 95 % intervals (docs/metrics.md §7; an invalid run's
+    says why instead), then one line of reach, attempts passed, interop and pass^k."""
+    from probegate.scorer.report.headline import headline_text
+
     head = (summary or {}).get("headline") or {}
     if not head:
         return None
@@ -150,7 +154,7 @@ def headline(summary: dict[str, Any] | None) -> str | None:
     pass_k = ((summary or {}).get("repeats") or {}).get("pass_hat_k")
     if isinstance(pass_k, (int, float)) and head.get("repeats", 1) and head.get("repeats", 1) > 1:
         parts.append(f"pass^{head['repeats']} {pass_k:.2f}")
-    return " | ".join(parts)
+    return headline_text(summary or {}) + "\n" + " | ".join(parts)
 
 
 def _summary(run_score: Any) -> dict[str, Any] | None:

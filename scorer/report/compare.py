@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from probegate.scorer.judge.reach import DIMENSIONS
-from probegate.scorer.report.stats import PairedTest, bootstrap_mean, mcnemar_paired, pass_map, rate_interval, wilson
+from probegate.scorer.report.headline import HEADLINE_METRIC, headline_figures, score_interval
+from probegate.scorer.report.stats import PairedTest, mcnemar_paired, pass_map, rate_interval, wilson
 from probegate.scorer.report.summary import TIERS
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP, summary_validity
 
@@ -42,12 +43,14 @@ def shim_list(summary: dict[str, Any]) -> str | None:
 RowSource = tuple[str, ...] | Callable[[dict[str, Any]], Any]
 
 #: Rows of the comparison table: (label, path into the summary, or a function of it).
+#: The headline leads (docs/metrics.md §7): the mean score, which separates harnesses
+#: when reach is 0 for all of them, then reach per tier; then the rest.
 COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
+    (HEADLINE_METRIC, ("overall", "score_mean")),
+    *((f"reach {t}", ("tiers", t, "reach")) for t in TIERS),
     ("validity", lambda s: "valid" if (s.get("validity") or {"valid": True})["valid"] else "INVALID ENVIRONMENT"),
     ("reach (median of repeats)", ("headline", "reach")),
-    *((f"reach {t}", ("tiers", t, "reach")) for t in TIERS),
     ("reach over served attempts", ("headline", "reach_served")),
-    ("mean score (partial credit)", ("overall", "score_mean")),
     *((f"reach · {d}", ("overall", "by_dimension", d)) for d in DIMENSIONS),
     ("path depth", ("overall", "path_depth")),
     ("tool-call accuracy", ("overall", "accuracy")),
@@ -102,9 +105,6 @@ def _served_interval(summary: dict[str, Any]) -> Any:
     return wilson(int(head.get("passed") or 0), int(n)) if n else None
 
 
-def _score_interval(summary: dict[str, Any]) -> Any:
-    values = [e["score_mean"] for e in (summary.get("tasks") or {}).values() if e.get("score_mean") is not None]
-    return bootstrap_mean(values)
 
 
 #: 95 % intervals of the comparison rows that have one: Wilson for rates (pooled
@@ -113,9 +113,16 @@ INTERVALS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "reach (median of repeats)": lambda s: wilson(*c) if (c := _counted(s, ("overall",))) else None,
     **{f"reach {t}": _tier_interval(t) for t in TIERS},
     "reach over served attempts": _served_interval,
-    "mean score (partial credit)": _score_interval,
+    HEADLINE_METRIC: score_interval,
     **{f"reach · {d}": _dimension_interval(d) for d in DIMENSIONS},
 }
+
+
+def run_headings(data: dict[str, Any]) -> list[str]:
+    """What heads each run of a comparison (``data`` is :func:`compare_table`'s): its
+    harness, or its id when two runs share a harness."""
+    harnesses = [run["harness"] or run["id"] for run in data["runs"]]
+    return harnesses if len(set(harnesses)) == len(harnesses) else [run["id"] for run in data["runs"]]
 
 
 def lookup(summary: dict[str, Any], path: Sequence[str]) -> Any:
@@ -144,15 +151,18 @@ def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFA
         max_interop: the share of interop attempts above which a run is invalid.
 
     Returns:
-        ``{"runs": [{"id", "model", "harness", "task_set", "settings", "validity"}], "rows":
+        ``{"runs": [{"id", "model", "harness", "task_set", "settings", "validity", "headline"}], "rows":
         [{"metric", "percent", "values": [...], "intervals": [[low, high] | None, ...]}],
         "tasks": [{"task", "tier", "pass_rates": [...]}]}``; ``intervals`` are 95 %
         (Wilson for rates, a bootstrap over tasks for the mean score), ``None`` for rows without one.
+        The first rows are the headline: the mean score, then reach per tier. ``headline``
+        is :func:`~probegate.scorer.report.headline.headline_figures` (mean score and reach
+        per tier with intervals: what the chart draws).
     """
     summaries = [with_validity(s, max_interop) for s in summaries]
     runs = [
         {**{k: s["run"].get(k) for k in ("id", "model", "harness", "task_set")}, "settings": s["run"].get("settings", {}),
-         "validity": s["validity"]}
+         "validity": s["validity"], "headline": headline_figures(s)}
         for s in summaries
     ]
     rows = [

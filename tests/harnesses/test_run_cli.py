@@ -57,6 +57,8 @@ def test_a_run_end_to_end(model, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "stock-total" in done.stdout and "run cli-1 (done)" in done.stdout
     assert "reach 1.00 | 1/1 attempts passed" in done.stdout
+    # the headline leads: mean score, then reach per tier, with 95 % intervals
+    assert done.stdout.index("\nmean score 100.0 % [100.0–100.0] · reach P1 100.0 % [20.7–100.0]") < done.stdout.index("reach 1.00 |")
     assert f"report: {Path('runs') / 'cli-1' / 'report.html'}" in done.stdout
     assert (tmp_path / "runs" / "cli-1" / "summary.json").exists()
     assert "1 passed 0 failed 0 running" in done.stderr  # the progress bar's last state
