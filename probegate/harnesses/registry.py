@@ -103,7 +103,10 @@ CMD_PREFIX = "cmd:"
 #: Ollama server, and the embedded server has no ``/api/chat``).
 ALL = "all"
 MCP_VARIANTS = ("langchain-mcp", "crewai-mcp")
-NAMED_ONLY = (*MCP_VARIANTS, "ollama")
+#: Harnesses the embedded model server cannot answer -> why (a run refuses them without
+#: ``--model-endpoint`` or ``--gateway``).
+NEEDS_ENDPOINT = {"ollama": "it calls Ollama's native /api/chat, which the embedded model server lacks"}
+NAMED_ONLY = (*MCP_VARIANTS, *NEEDS_ENDPOINT)
 
 
 def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[list[str], list[str]]:
