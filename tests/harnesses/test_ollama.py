@@ -123,13 +123,16 @@ def test_a_run_and_its_replay_give_the_same_summary(tmp_path: Path) -> None:
         return RunConfig(task_set=str(TASKS_DIR), harness="ollama", model="test-model", store=store,
                          task_ids=("stock-total",), run_id="ollama-run", output_dir=out, **where)
 
-    model = serve_in_thread(ScriptedUpstream([Turn(tool_calls=[SEARCH]), Turn(tool_calls=[STOCK]), Turn(ANSWER)]))
+    script = ScriptedUpstream([Turn(tool_calls=[SEARCH]), Turn(tool_calls=[STOCK]), Turn(ANSWER)])
+    model = serve_in_thread(script)
     recorded = f"sqlite:///{tmp_path / 'recorded.db'}"
     try:
-        first = execute(config(recorded, tmp_path / "first", model_endpoint=model.url))
+        # given as an OpenAI base URL, as users give Ollama's: /api/chat still reaches the server's root
+        first = execute(config(recorded, tmp_path / "first", model_endpoint=f"{model.url}/v1"))
     finally:
         model.stop()
     assert [(o.passed, o.result.final_answer) for o in first.outcomes] == [(True, ANSWER)], first.outcomes
+    assert [r.path for r in script.requests] == ["/api/chat"] * 3
 
     replayed = open_store(f"sqlite:///{tmp_path / 'replayed.db'}")
     writer = CaptureWriter(replayed)
