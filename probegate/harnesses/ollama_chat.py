@@ -84,8 +84,11 @@ class _Reply:
             self.done_reason = obj.get("done_reason")
 
     def message(self) -> dict[str, Any]:
-        """The assistant message as Ollama's clients keep it in the history."""
+        """The assistant message as Ollama's clients keep it in the history (its
+        ``thinking`` included, as ``messages.append(response.message)`` does)."""
         turn: dict[str, Any] = {"role": "assistant", "content": "".join(self.content)}
+        if "".join(self.thinking):
+            turn["thinking"] = "".join(self.thinking)
         if self.tool_calls:
             turn["tool_calls"] = [
                 {"function": {"name": (c.get("function") or {}).get("name"),

@@ -14,7 +14,7 @@ from probegate.harnesses.registry import expand_harnesses, get_harness
 from probegate.runner.execute import RunConfig, execute
 from probegate.scorer import reconstruct, task_scorer
 from probegate.tasks.loader import TaskSet
-from probegate.testing import Reply, Turn
+from probegate.testing import Reply, Turn, ollama_chat_stream
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 SEARCH = {"name": "search_products", "arguments": {"query": "office chair"}}
@@ -90,6 +90,18 @@ def test_parallel_calls_of_one_tool_are_told_apart_by_position(rig, task_set: Ta
     assert [(s.tool_args, s.call_index) for s in steps] == [(STOCK["arguments"], 0), (other["arguments"], 1)]
     assert [json.loads(s.observation).get("sku") for s in steps] == ["SKU-1001", "SKU-1002"]
     assert [trajectory.probe_calls[s.probe_call].args for s in steps] == [STOCK["arguments"], other["arguments"]]
+
+
+def test_thinking_is_kept_in_the_history_and_scored_as_the_thought(rig, task_set: TaskSet) -> None:
+    lines = ollama_chat_stream(tool_calls=[STOCK])
+    lines.insert(0, {"model": "test-model", "message": {"role": "assistant", "content": "", "thinking": "Check the stock."},
+                     "done": False})
+    rig.script.push(Reply.ndjson(lines), Turn(ANSWER))
+    assert rig.attempt(OllamaHarness(), task_set, "stock-total").result.stop == "answered"
+    assert rig.request_messages(1)[-2] == {"role": "assistant", "content": "", "thinking": "Check the stock.",
+                                           "tool_calls": [{"function": STOCK}]}
+    trajectory = reconstruct(rig.engine, "run1", "stock-total", 0, task_set=str(TASKS_DIR))
+    assert [(s.tool_name, s.thought) for s in trajectory.call_steps()] == [("check_stock", "Check the stock.")]
 
 
 def test_failures_end_the_attempt(rig, task_set: TaskSet) -> None:
