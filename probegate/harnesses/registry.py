@@ -1,5 +1,6 @@
 """Harness names -> harnesses: ``fc``, ``react``, ``plan``, ``code``, ``langchain``,
-``crewai``, their MCP variants ``langchain-mcp`` and ``crewai-mcp``, and ``cmd:"COMMAND"``.
+``crewai``, their MCP variants ``langchain-mcp`` and ``crewai-mcp``, ``ollama`` (Ollama's
+native ``/api/chat``), and ``cmd:"COMMAND"``.
 
 Framework harnesses are imported only when named, and checked right away, so a
 missing ``frameworks`` extra is one clear line before the run starts.
@@ -74,6 +75,12 @@ def _crewai_mcp(options: HarnessOptions) -> Harness:
     return CrewAIMcpHarness()
 
 
+def _ollama(options: HarnessOptions) -> Harness:
+    from probegate.harnesses.ollama_chat import OllamaHarness
+
+    return OllamaHarness()
+
+
 #: Built-in harness names -> a factory. Framework harnesses import their framework
 #: inside the factory, so a missing extra costs nothing until the harness is named.
 HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
@@ -85,22 +92,29 @@ HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
     "crewai": _crewai,
     "langchain-mcp": _langchain_mcp,
     "crewai-mcp": _crewai_mcp,
+    "ollama": _ollama,
 }
 
 CMD_PREFIX = "cmd:"
 
 
 #: What ``--harness all`` runs: every built-in style (the MCP variants, the same
-#: styles over another tool transport, only when named).
+#: styles over another tool transport, only when named; so is ``ollama``: it needs an
+#: Ollama server, and the embedded server has no ``/api/chat``).
 ALL = "all"
 MCP_VARIANTS = ("langchain-mcp", "crewai-mcp")
+#: Harnesses the embedded model server cannot answer -> why (a run refuses them without
+#: ``--model-endpoint`` or ``--gateway``).
+NEEDS_ENDPOINT = {"ollama": "it calls Ollama's native /api/chat, which the embedded model server lacks"}
+NAMED_ONLY = (*MCP_VARIANTS, *NEEDS_ENDPOINT)
 
 
 def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[list[str], list[str]]:
     """``--harness`` value -> harness names to run, and notes on what was left out.
 
     ``all`` is every built-in style whose dependencies are installed (a framework
-    style without its extra is left out with a note; the MCP variants are left out); ``fc,react`` is a list; a
+    style without its extra is left out with a note; the MCP variants and ``ollama`` are left
+    out); ``fc,react`` is a list; a
     ``cmd:`` value is one harness even when its command holds commas.
 
     Raises:
@@ -109,7 +123,7 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     spec = spec.strip()
     if not spec:
         raise UsageError(
-            "--harness needs a value: fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, all, "
+            "--harness needs a value: fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, ollama, all, "
             "or cmd:\"COMMAND\""
         )
     if spec.startswith(CMD_PREFIX):
@@ -117,7 +131,7 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     if spec != ALL:
         return [name.strip() for name in spec.split(",") if name.strip()], []
     names, notes = [], []
-    for name in (n for n in HARNESSES if n not in MCP_VARIANTS):
+    for name in (n for n in HARNESSES if n not in NAMED_ONLY):
         try:
             get_harness(name, options)
         except UsageError as exc:
