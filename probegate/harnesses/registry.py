@@ -1,5 +1,5 @@
 """Harness names -> harnesses: ``fc``, ``react``, ``plan``, ``code``, ``langchain``,
-``crewai``, their MCP variants ``langchain-mcp`` and ``crewai-mcp``, and ``cmd:"COMMAND"``.
+``crewai``, ``openai-agents``, ``openai-agents-chat``, the MCP variants ``langchain-mcp`` and ``crewai-mcp``, and ``cmd:"COMMAND"``.
 
 Framework harnesses are imported only when named, and checked right away, so a
 missing ``frameworks`` extra is one clear line before the run starts.
@@ -62,6 +62,18 @@ def _crewai(options: HarnessOptions) -> Harness:
     return CrewAIHarness()
 
 
+def _openai_agents(options: HarnessOptions) -> Harness:
+    from probegate.harnesses.openai_agents import OpenAIAgentsHarness
+
+    return OpenAIAgentsHarness("responses")
+
+
+def _openai_agents_chat(options: HarnessOptions) -> Harness:
+    from probegate.harnesses.openai_agents import OpenAIAgentsHarness
+
+    return OpenAIAgentsHarness("chat")
+
+
 def _langchain_mcp(options: HarnessOptions) -> Harness:
     from probegate.harnesses.langchain_mcp import LangChainMcpHarness
 
@@ -83,6 +95,8 @@ HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
     "code": _code,
     "langchain": _langchain,
     "crewai": _crewai,
+    "openai-agents": _openai_agents,
+    "openai-agents-chat": _openai_agents_chat,
     "langchain-mcp": _langchain_mcp,
     "crewai-mcp": _crewai_mcp,
 }
@@ -109,7 +123,8 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     spec = spec.strip()
     if not spec:
         raise UsageError(
-            "--harness needs a value: fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, all, "
+            "--harness needs a value: fc, react, plan, code, langchain, crewai, openai-agents, openai-agents-chat, "
+            "langchain-mcp, crewai-mcp, all, "
             "or cmd:\"COMMAND\""
         )
     if spec.startswith(CMD_PREFIX):

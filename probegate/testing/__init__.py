@@ -2,7 +2,15 @@
 
 from probegate.testing.models import do_nothing_model
 from probegate.testing.server import RunningServer, free_port, serve_in_thread
-from probegate.testing.streams import chat_chunk, chat_completion, chat_stream, sse
+from probegate.testing.streams import (
+    chat_chunk,
+    chat_completion,
+    chat_stream,
+    response_object,
+    responses_stream,
+    sse,
+    sse_events,
+)
 from probegate.testing.upstream import ReceivedRequest, Reply, ScriptedUpstream, Turn
 
 __all__ = [
@@ -16,6 +24,9 @@ __all__ = [
     "chat_stream",
     "do_nothing_model",
     "free_port",
+    "response_object",
+    "responses_stream",
     "serve_in_thread",
     "sse",
+    "sse_events",
 ]
