@@ -181,7 +181,9 @@ def _print_report(console: Console, report: RunReport) -> None:
 def run(
     harness: str = typer.Option(
         ..., "--harness",
-        help='fc, react, plan, code, langchain, crewai, cmd:"COMMAND"; a comma list or all runs each against the same model.',
+        help='fc, react, plan, code, langchain, crewai, openai-agents, openai-agents-chat, langchain-mcp, crewai-mcp, '
+        'cmd:"COMMAND"; a comma list or all (every style but the MCP variants and openai-agents-chat) runs each '
+        'against the same model.',
     ),
     model: str | None = typer.Option(
         None, "--model", help="Model name sent in every request (required with --model-endpoint or --gateway)."

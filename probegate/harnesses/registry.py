@@ -104,17 +104,21 @@ HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
 CMD_PREFIX = "cmd:"
 
 
-#: What ``--harness all`` runs: every built-in style (the MCP variants, the same
-#: styles over another tool transport, only when named).
+#: What ``--harness all`` runs: every built-in style but the variants, which run only
+#: when named: the MCP variants (the same styles over another tool transport) and
+#: ``openai-agents-chat`` (the ``openai-agents`` agent over chat completions: a whole
+#: extra leg of the run, as long as ``langchain``'s, for an API comparison).
 ALL = "all"
 MCP_VARIANTS = ("langchain-mcp", "crewai-mcp")
+NAMED_ONLY = (*MCP_VARIANTS, "openai-agents-chat")
 
 
 def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[list[str], list[str]]:
     """``--harness`` value -> harness names to run, and notes on what was left out.
 
     ``all`` is every built-in style whose dependencies are installed (a framework
-    style without its extra is left out with a note; the MCP variants are left out); ``fc,react`` is a list; a
+    style without its extra is left out with a note; the variants in :data:`NAMED_ONLY` are
+    left out); ``fc,react`` is a list; a
     ``cmd:`` value is one harness even when its command holds commas.
 
     Raises:
@@ -132,7 +136,7 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     if spec != ALL:
         return [name.strip() for name in spec.split(",") if name.strip()], []
     names, notes = [], []
-    for name in (n for n in HARNESSES if n not in MCP_VARIANTS):
+    for name in (n for n in HARNESSES if n not in NAMED_ONLY):
         try:
             get_harness(name, options)
         except UsageError as exc:

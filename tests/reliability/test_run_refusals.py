@@ -56,7 +56,7 @@ CASES = {
                          "error: task set {tmp}/broken has 8 problem(s):"),
     "unknown harness": (lambda tmp: ["--task-set", TASKS, "--harness", "nope", "--model", "m",
                                      "--model-endpoint", "http://127.0.0.1:9"],
-                        ("error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, "
+                        ("error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, crewai, openai-agents, openai-agents-chat, langchain-mcp, crewai-mcp, "
                         'cmd:"COMMAND"')),
     "unreachable model endpoint": (lambda tmp: ["--task-set", TASKS, "--harness", "fc", "--model", "m",
                                                 "--model-endpoint", "DEAD"],
