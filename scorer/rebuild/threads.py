@@ -104,8 +104,10 @@ class ResponseChain:
         if history is None:
             self.missing.append((seq, previous))
             return own
-        system = [m for m in own[:2] if m.get("role") == "system" and m in history]
-        return [*history, *own[len(system):]]
+        new = list(own)
+        while new and new[0].get("role") == "system" and new[0] in history:
+            new.pop(0)  # the instructions sent again: already in the history
+        return [*history, *new]
 
     def record(self, response_body: Any, messages: list[dict[str, Any]], completion: Any) -> None:
         """Remember the history a response ends (its ``id`` read from ``response_body``)."""

@@ -45,7 +45,9 @@ def test_responses_agent_sends_the_probe_schemas_and_call_outputs(rig, task_set:
     assert kinds == ["reasoning", "function_call", "function_call_output", "function_call", "function_call_output"]
     assert last[-1]["call_id"] == "c2" and json.loads(last[-1]["output"])["in_stock"] == 25
     assert [(c.tool, c.status) for c in rig.probe_calls()] == [("search_products", "ok"), ("check_stock", "ok")]
-    assert len(rig.exchanges()) == 3
+    exchanges = rig.exchanges()
+    assert len(exchanges) == 3
+    assert all(e.response_body["id"].startswith("resp_") for e in exchanges), "the scorer chains on the response id"
 
 
 def test_chat_agent_speaks_chat_completions(rig, task_set: TaskSet) -> None:
@@ -121,3 +123,4 @@ def test_scripted_upstream_streams_responses_through_the_gateway(rig) -> None:
     assert [(c["id"], c["arguments"]) for c in assistant["tool_calls"]] == [("c2", {"sku": "SKU-1001"})]
     assert exchange.response_raw is not None and b"[DONE]" not in exchange.response_raw
     assert exchange.response_raw.startswith(b"event: response.created\n")
+    assert exchange.response_body["id"] == events[-1].response.id, "the scorer chains on the response id"
