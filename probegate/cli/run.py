@@ -185,9 +185,9 @@ def _print_report(console: Console, report: RunReport) -> None:
 def run(
     harness: str = typer.Option(
         ..., "--harness",
-        help='fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, ollama, cmd:"COMMAND"; a comma '
-             "list or all runs each against the same model (all leaves out the MCP variants and ollama, which needs "
-             "--model-endpoint at an Ollama server).",
+        help='fc, react, plan, code, langchain, crewai, openai-agents, openai-agents-chat, langchain-mcp, crewai-mcp, '
+             'ollama, cmd:"COMMAND"; a comma list or all runs each against the same model (all leaves out the MCP '
+             'variants, openai-agents-chat, and ollama, which needs --model-endpoint at an Ollama server).',
     ),
     model: str | None = typer.Option(
         None, "--model", help="Model name sent in every request (required with --model-endpoint or --gateway)."
