@@ -148,6 +148,15 @@ def _miss_response(target: Target | None, near: tuple[Exchange, str | None] | No
     )
 
 
+def _translated(ex: Exchange) -> dict[str, Any]:
+    """``{"translated": rule}`` when the recorded answer is a translation the client received
+    (``responses-via-chat``): the forwarder relays it as it is instead of translating it again."""
+    for change in ex.compat or []:
+        if isinstance(change, dict) and isinstance(change.get("upstream"), dict) and "body" in change["upstream"]:
+            return {"translated": change.get("rule")}
+    return {}
+
+
 class ReplayTransport(httpx.AsyncBaseTransport):
     """Answers from a :class:`ReplayIndex`; falls through to ``upstream`` as the mode says."""
 
@@ -185,7 +194,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             ex.status_code or 200,
             headers=headers,
             stream=PacedStream(recorded_pieces(ex), self.settings.timing),
-            extensions={REPLAY_EXTENSION: {"rule": "replay", "source": ex.id}},
+            extensions={REPLAY_EXTENSION: {"rule": "replay", "source": ex.id, **_translated(ex)}},
         )
 
     async def aclose(self) -> None:

@@ -1,0 +1,255 @@
+"""``responses-via-chat`` end to end: the real ``openai`` SDK speaks Responses to the gateway
+(uvicorn), a scripted upstream speaks only chat completions; the rule translates both ways
+and the exchange keeps both sides. Without the rule the 404 is recorded as it happened."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import openai
+import pytest
+from sqlmodel import Session, select
+
+from probegate.store import Exchange
+from probegate.testing import ReceivedRequest, Reply, Turn
+from probegate.testing.streams import chat_chunk, chat_completion, chat_stream
+from probegate.wire.reassemble import reassemble
+
+RULE = ["responses-via-chat"]
+TOOL = {"type": "function", "name": "get_weather", "description": "Current weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "strict": False}
+CALL = {"id": "call_w1", "name": "get_weather", "arguments": {"city": "Berlin"}}
+HISTORY = [
+    {"role": "user", "content": "Weather in Berlin?"},
+    {"type": "function_call", "call_id": "call_w1", "name": "get_weather", "arguments": '{"city": "Berlin"}'},
+    {"type": "function_call_output", "call_id": "call_w1", "output": '{"temp_c": 7, "sky": "cloudy"}'},
+]
+
+
+def _rows(gw, task: str) -> list[Exchange]:
+    gw.flush()
+    with Session(gw.engine) as session:
+        return list(session.exec(select(Exchange).where(Exchange.task_id == task).order_by(Exchange.seq)).all())
+
+
+def _assistant(chat: dict) -> dict:
+    result = reassemble(path="/v1/chat/completions", request=None, body=json.dumps(chat).encode())
+    turn = result.completion["assistant"]
+    return {"content": turn["content"], "calls": [(c["id"], c["name"], c["arguments_raw"]) for c in turn["tool_calls"]]}
+
+
+def _same_turn(row: Exchange) -> None:
+    """The reassembler reads the translated exchange (Responses dialect) as the same turn
+    (text, tool calls) as the upstream's chat turn."""
+    client_turn = row.completion["assistant"]
+    got = {"content": client_turn["content"],
+           "calls": [(c["id"], c["name"], c["arguments_raw"]) for c in client_turn["tool_calls"]]}
+    entry = next(c for c in row.compat if c["path"] == "(answer)")
+    assert got == _assistant(entry["upstream"]["body"])
+
+
+def test_text_not_streamed(upstream, gateway_factory) -> None:
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    script.push(Reply.json(chat_completion("It is 7 degrees and cloudy.", usage={
+        "prompt_tokens": 31, "completion_tokens": 9, "total_tokens": 40})))
+    client = openai.OpenAI(base_url=gw.base("r", "text"), api_key="sk-x")
+    response = client.responses.create(model="m", instructions="Be brief.", input="Weather in Berlin?",
+                                       max_output_tokens=64, temperature=0.2)
+    assert response.output_text == "It is 7 degrees and cloudy."
+    assert response.status == "completed" and response.id.startswith("resp_")
+    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.total_tokens) == (31, 9, 40)
+    sent = script.requests[-1]
+    assert sent.path == "/v1/chat/completions"
+    assert sent.json() == {"model": "m", "temperature": 0.2, "max_tokens": 64, "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Berlin?"}]}
+    [row] = _rows(gw, "text")
+    assert row.path == "/v1/responses" and row.status_code == 200
+    assert row.request_original["input"] == "Weather in Berlin?"
+    assert row.request_body["messages"][1]["content"] == "Weather in Berlin?"
+    assert json.loads(row.response_raw)["output"][0]["content"][0]["text"] == "It is 7 degrees and cloudy."
+    assert row.compat[0] == {"rule": "responses-via-chat", "path": "(route)", "from": "/v1/responses",
+                             "to": "/v1/chat/completions"}
+    answer = row.compat[-1]
+    assert answer["upstream"]["status"] == 200 and answer["upstream"]["body"]["object"] == "chat.completion"
+    assert (row.prompt_tokens, row.completion_tokens) == (31, 9)
+    _same_turn(row)
+
+
+def test_tool_calls_streamed_for_real(upstream, gateway_factory) -> None:
+    """Events leave the gateway as upstream chunks arrive: the first text reaches the client
+    while the upstream still holds the rest back."""
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    gate = threading.Event()
+    calls = [CALL, {"id": "call_w2", "name": "get_weather", "arguments": {"city": "Oslo"}}]
+    chunks = [chat_chunk({"role": "assistant", "content": "Check"}), *chat_stream("ing.", calls)[1:]]
+    script.push(Reply.sse(chunks, gate=gate))
+    client = openai.OpenAI(base_url=gw.base("r", "stream"), api_key="sk-x")
+    kinds = []
+    with client.responses.stream(model="m", input="Weather in Berlin and Oslo?", tools=[TOOL]) as stream:
+        for event in stream:
+            kinds.append(event.type)
+            if event.type == "response.output_text.delta" and not gate.is_set():
+                assert event.delta == "Check" and script.completed == 0  # the upstream is still held back
+                gate.set()  # the upstream sends the rest only now
+        final = stream.get_final_response()
+    assert kinds[:2] == ["response.created", "response.in_progress"]
+    assert kinds[-1] == "response.completed"
+    assert {"response.output_item.added", "response.content_part.added", "response.output_text.delta",
+            "response.output_text.done", "response.function_call_arguments.delta",
+            "response.function_call_arguments.done", "response.output_item.done"} <= set(kinds)
+    assert final.output_text == "Checking."
+    calls = [(o.call_id, o.name, json.loads(o.arguments)) for o in final.output if o.type == "function_call"]
+    assert calls == [("call_w1", "get_weather", {"city": "Berlin"}), ("call_w2", "get_weather", {"city": "Oslo"})]
+    assert final.usage is not None and final.usage.input_tokens == 10
+    sent = script.requests[-1].json()
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+    assert sent["tools"] == [{"type": "function", "function": {k: TOOL[k] for k in ("name", "description", "parameters",
+                                                                                     "strict")}}]
+    [row] = _rows(gw, "stream")
+    assert row.stream and row.stream_format == "sse" and row.path == "/v1/responses"
+    assert row.response_headers["content-type"] == "text/event-stream"
+    assert b"[DONE]" not in row.response_raw and row.response_raw.startswith(b"event: response.created\ndata: ")
+    seqs = [json.loads(e["data"])["sequence_number"] for e in row.sse_events]
+    assert seqs == list(range(len(seqs)))
+    assert len(row.chunks) > 3  # one piece per upstream chunk, not one buffered body
+    assert row.completion["assistant"]["finish_reason"] == "completed"
+    assert "stream_incomplete" not in row.flags
+    _same_turn(row)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_history_with_function_call_output(upstream, gateway_factory, stream: bool) -> None:
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    script.push(Turn("It is 7 degrees and cloudy in Berlin."))
+    client = openai.OpenAI(base_url=gw.base("r", f"history-{stream}"), api_key="sk-x")
+    items = [{"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Use tools."}]},
+             *HISTORY, {"type": "reasoning", "id": "rs_1", "summary": []}]
+    if stream:
+        with client.responses.stream(model="m", input=items, tools=[TOOL]) as events:
+            text = events.get_final_response().output_text
+    else:
+        text = client.responses.create(model="m", input=items, tools=[TOOL]).output_text
+    assert text == "It is 7 degrees and cloudy in Berlin."
+    messages = script.requests[-1].json()["messages"]
+    assert messages == [
+        {"role": "system", "content": "Use tools."},
+        {"role": "user", "content": "Weather in Berlin?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_w1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Berlin"}'}}]},
+        {"role": "tool", "tool_call_id": "call_w1", "content": '{"temp_c": 7, "sky": "cloudy"}'},
+    ]
+    [row] = _rows(gw, f"history-{stream}")
+    assert {"rule": "responses-via-chat", "path": "input[4]", "from": "reasoning", "to": None} in row.compat
+    _same_turn(row)
+
+
+def test_other_rules_apply_to_the_translated_request(upstream, gateway_factory) -> None:
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=["responses-via-chat", "null-content", "tool-results-as-user"])
+    script.push(Turn("cloudy"))
+    openai.OpenAI(base_url=gw.base("r", "chain"), api_key="sk-x").responses.create(model="m", input=HISTORY)
+    messages = script.requests[-1].json()["messages"]
+    assert messages[1]["content"] == "" and messages[2]["role"] == "user"
+    assert messages[2]["content"].startswith("Result of get_weather (call call_w1):")
+    [row] = _rows(gw, "chain")
+    assert [c["rule"] for c in row.compat] == ["responses-via-chat", "null-content", "tool-results-as-user",
+                                               "responses-via-chat"]
+    assert row.request_original["input"][2]["type"] == "function_call_output"
+
+
+def test_previous_response_id_is_refused_and_recorded(upstream, gateway_factory) -> None:
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    client = openai.OpenAI(base_url=gw.base("r", "stateful"), api_key="sk-x", max_retries=0)
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="m", input="and now?", previous_response_id="resp_123")
+    assert caught.value.status_code == 400
+    error = caught.value.body
+    assert error["param"] == "previous_response_id" and "stateless" in error["message"]
+    with pytest.raises(openai.BadRequestError, match="built-in tools"):
+        client.responses.create(model="m", input="find it", tools=[{"type": "web_search"}])
+    assert script.requests == []  # nothing went upstream
+    rows = _rows(gw, "stateful")
+    assert [r.status_code for r in rows] == [400, 400]
+    assert rows[0].error.startswith("responses_via_chat_refused: previous_response_id")
+    assert rows[0].compat == [{"rule": "responses-via-chat", "path": "previous_response_id", "from": None,
+                               "to": "refused"}]
+
+
+def test_upstream_error_is_relayed_as_it_came(upstream, gateway_factory) -> None:
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    script.push(Reply.json({"error": {"message": "Input should be a valid string", "type": "invalid_request_error"}},
+                           status=422))
+    response = httpx.post(f"{gw.base('r', 'rejected')}/responses", json={"model": "m", "input": "hi"})
+    assert response.status_code == 422 and "valid string" in response.json()["error"]["message"]
+    [row] = _rows(gw, "rejected")
+    assert row.status_code == 422 and row.compat[-1]["to"] == "relayed as it came"
+
+
+def test_generated_call_ids_and_arguments_kept_raw(upstream, gateway_factory) -> None:
+    """A server that sends no call id and broken arguments: the client gets a generated
+    call_id and the arguments as sent (the reassembler flags what the upstream flagged)."""
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    chunks = [chat_chunk({"role": "assistant", "tool_calls": [{"index": 0, "function": {
+                  "name": "get_weather", "arguments": '{"city": "Ber'}}]}),
+              chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": "lin'}"}}]}),
+              chat_chunk({}, "tool_calls")]
+    script.push(Reply.sse(chunks))
+    with openai.OpenAI(base_url=gw.base("r", "raw"), api_key="sk-x").responses.stream(
+            model="m", input="Weather?", tools=[TOOL]) as stream:
+        final = stream.get_final_response()
+    [call] = final.output
+    assert call.arguments == '{"city": "Berlin\'}' and call.call_id.startswith("call_")
+    [row] = _rows(gw, "raw")
+    assert row.completion["assistant"]["tool_calls"][0]["arguments_raw"] == '{"city": "Berlin\'}'
+    assert "tool_call_without_id" in row.compat[-1]["upstream"]["flags"]
+
+
+def test_replay_answers_with_the_recorded_translation(upstream, gateway_factory, engine) -> None:
+    from probegate.gateway.replay import ReplaySettings
+
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    script.push(Turn("first", gap_s=0.0), Turn(tool_calls=[CALL]))
+    client = openai.OpenAI(base_url=gw.base("rec", "t"), api_key="sk-x")
+    recorded = [client.responses.create(model="m", input="one").output_text]
+    with client.responses.stream(model="m", input="two", tools=[TOOL]) as stream:
+        recorded.append(stream.get_final_response().output[0].arguments)
+    gw.flush()
+    replay = gateway_factory("", compat=RULE, replay=ReplaySettings("rec"))
+    again = openai.OpenAI(base_url=replay.base("rec", "t"), api_key="sk-x")
+    got = [again.responses.create(model="m", input="one").output_text]
+    with again.responses.stream(model="m", input="two", tools=[TOOL]) as stream:
+        got.append(stream.get_final_response().output[0].arguments)
+    assert got == recorded == ["first", '{"city": "Berlin"}']
+    assert len(script.requests) == 2  # the replay never asked the upstream
+
+
+def _no_responses_route(request: ReceivedRequest) -> Reply | Turn:
+    if request.path.endswith("/responses"):
+        return Reply.json({"detail": "Not Found"}, status=404)
+    return Turn("ok")
+
+
+def test_without_the_rule_the_404_is_recorded_as_it_happened(gateway_factory) -> None:
+    from probegate.testing import ScriptedUpstream, serve_in_thread
+
+    server = serve_in_thread(ScriptedUpstream(handler=_no_responses_route))
+    try:
+        gw = gateway_factory(server.url)
+        client = openai.OpenAI(base_url=gw.base("r", "missing"), api_key="sk-x", max_retries=0)
+        with pytest.raises(openai.NotFoundError):
+            client.responses.create(model="m", input="hi")
+        [row] = _rows(gw, "missing")
+    finally:
+        server.stop()
+    assert row.path == "/v1/responses" and row.status_code == 404
+    assert row.response_body == {"detail": "Not Found"} and row.compat is None and row.request_original is None
