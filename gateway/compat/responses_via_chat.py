@@ -281,7 +281,7 @@ def _usage(usage: Any) -> dict[str, Any] | None:
     details = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), dict) else {}
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") if isinstance(
         usage.get("prompt_tokens_details"), dict) else None
-    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached or 0},
+    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached or 0, "cache_write_tokens": 0},
             "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": details.get("reasoning_tokens") or 0},
             "total_tokens": total if isinstance(total, int) else prompt + completion}
 
