@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import httpx
 
-from probegate.scorer.judge.wire_rules import CHARS_PER_TOKEN, TOOL_RESULTS_SHIM
+from probegate.scorer.judge.wire_rules import CHARS_PER_TOKEN, RESPONSES_SHIM, ROUTE_MISSING, TOOL_RESULTS_SHIM
 from probegate.wire.reassemble import reassemble
 from probegate.wire.sse import parse_stream
 
@@ -46,10 +46,6 @@ HISTORY_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_we
 SHORT_RESULT = '{"temp_c": 11}'
 LONG_RESULT = json.dumps({"city": "Paris", "hourly": [{"hour": h, "temp_c": 8 + h % 7, "sky": "overcast, light rain"}
                                                       for h in range(40)]})
-#: Statuses that say a route does not exist (or takes no POST).
-ROUTE_MISSING = (404, 405, 501)
-#: The compat rule that serves the Responses API from chat completions.
-RESPONSES_SHIM = "responses-via-chat"
 #: The characters HTML escaping rewrites (``&#34;``, ``&lt;``, ``&amp;``, ``&gt;``, ``&#39;``).
 ESCAPED = ('"', "<", "&", ">", "'")
 
