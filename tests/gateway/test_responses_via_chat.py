@@ -239,17 +239,29 @@ def _no_responses_route(request: ReceivedRequest) -> Reply | Turn:
     return Turn("ok")
 
 
-def test_without_the_rule_the_404_is_recorded_as_it_happened(gateway_factory) -> None:
+def test_without_the_rule_the_404_is_recorded_and_scored_as_a_missing_route(gateway_factory) -> None:
+    """Pass-through first: the 404 is stored as it happened and the scorer labels the attempt
+    ``interop.route_missing``, naming the path, the status and the shim."""
+    from probegate.scorer import AttemptRows, RunInfo, build_trajectory, task_scorer
+    from probegate.tasks.loader import load_task_set
     from probegate.testing import ScriptedUpstream, serve_in_thread
+    from tests.scorer.rowkit import TASKS_DIR
 
     server = serve_in_thread(ScriptedUpstream(handler=_no_responses_route))
     try:
         gw = gateway_factory(server.url)
-        client = openai.OpenAI(base_url=gw.base("r", "missing"), api_key="sk-x", max_retries=0)
+        client = openai.OpenAI(base_url=gw.base("r", "weather-berlin"), api_key="sk-x", max_retries=0)
         with pytest.raises(openai.NotFoundError):
-            client.responses.create(model="m", input="hi")
-        [row] = _rows(gw, "missing")
+            client.responses.create(model="m", input="What is the weather in Berlin?", tools=[TOOL])
+        [row] = _rows(gw, "weather-berlin")
     finally:
         server.stop()
     assert row.path == "/v1/responses" and row.status_code == 404
     assert row.response_body == {"detail": "Not Found"} and row.compat is None and row.request_original is None
+    task = next(t for t in load_task_set(str(TASKS_DIR)).tasks if t.id == "weather-berlin")
+    trajectory = build_trajectory(AttemptRows("r", task.id, 0, exchanges=(row,)), RunInfo("r"), tools=task.tools,
+                                  max_steps=task.max_steps)
+    score = task_scorer()(trajectory, task)
+    [found] = [a for a in score.attributions if a.label == "interop"]
+    assert found.rule == "interop.route_missing" and found.exchange_seq == 0
+    assert "HTTP 404 on /v1/responses" in found.evidence and "responses-via-chat shim" in found.evidence
