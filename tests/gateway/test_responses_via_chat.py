@@ -265,3 +265,46 @@ def test_without_the_rule_the_404_is_recorded_and_scored_as_a_missing_route(gate
     [found] = [a for a in score.attributions if a.label == "interop"]
     assert found.rule == "interop.route_missing" and found.exchange_seq == 0
     assert "HTTP 404 on /v1/responses" in found.evidence and "responses-via-chat shim" in found.evidence
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_openai_agents_sdk_runs_through_the_rule(upstream, gateway_factory, streamed: bool) -> None:
+    """The real OpenAI Agents SDK (its Responses model, unmodified) runs a tool round trip
+    against a chat-only server through the rule."""
+    import asyncio
+
+    agents = pytest.importorskip("agents")
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    script.push(Turn(tool_calls=[CALL]), Turn("It is 7 degrees and cloudy in Berlin."))
+    seen = []
+
+    @agents.function_tool
+    def get_weather(city: str) -> str:
+        """Current weather in a city."""
+        seen.append(city)
+        return '{"temp_c": 7, "sky": "cloudy"}'
+
+    async def run() -> str:
+        client = openai.AsyncOpenAI(base_url=gw.base("r", f"agents-{streamed}"), api_key="sk-x")
+        model = agents.OpenAIResponsesModel(model="m", openai_client=client)
+        agent = agents.Agent(name="weather", instructions="Use the tool.", tools=[get_weather], model=model)
+        if streamed:
+            result = agents.Runner.run_streamed(agent, "Weather in Berlin?")
+            async for _ in result.stream_events():
+                pass
+        else:
+            result = await agents.Runner.run(agent, "Weather in Berlin?")
+        await client.close()
+        return str(result.final_output)
+
+    agents.set_tracing_disabled(True)
+    assert asyncio.run(run()) == "It is 7 degrees and cloudy in Berlin."
+    assert seen == ["Berlin"]
+    second = script.requests[-1].json()["messages"]
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_w1", "content": '{"temp_c": 7, "sky": "cloudy"}'}
+    assert second[-2]["tool_calls"][0]["id"] == "call_w1"
+    rows = _rows(gw, f"agents-{streamed}")
+    assert [r.path for r in rows] == ["/v1/responses"] * 2 and all(r.stream == streamed for r in rows)
+    for row in rows:
+        _same_turn(row)
