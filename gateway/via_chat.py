@@ -130,17 +130,23 @@ async def _whole(fwd: Forwarder, response: httpx.Response, send: Send, rec: Reco
         await response.aclose()
     assert rec.upstream is not None
     rec.upstream["pieces"] = [raw]
+    streamed = bool(request.get("stream"))  # asked for a stream, answered in one body: still a stream
     try:
         chat = json.loads(raw)
-        translated = rvc.response_from_chat(chat if isinstance(chat, dict) else {}, request, base=base)
+        chat = chat if isinstance(chat, dict) else {}
+        if streamed:
+            body = b"".join(rvc.encode_event(e) for e in rvc.events_from_chat(chat, request, base=base))
+        else:
+            body = json.dumps(rvc.response_from_chat(chat, request, base=base), ensure_ascii=False,
+                              separators=(",", ":")).encode()
     except ValueError as exc:
         message = f"responses-via-chat: the upstream's answer is not a chat completion ({exc})"
         rec.error = f"upstream_not_chat: {message}"
         await fwd.answer_error(send, rec, t0, 502, "upstream_not_chat", message)
         return
-    body = json.dumps(translated, ensure_ascii=False, separators=(",", ":")).encode()
     rec.status_code = response.status_code
-    rec.response_headers = _client_headers(list(response.headers.raw), b"application/json")
+    content_type = b"text/event-stream" if streamed else b"application/json"
+    rec.response_headers = _client_headers(list(response.headers.raw), content_type)
     rec.overhead_ms = pre_ms
     out = response_headers_for_client(rec.response_headers) + [(b"content-length", str(len(body)).encode())]
     rec.response_headers = out

@@ -558,6 +558,24 @@ class EventStream:
         return [*events, self._event(kind, response=self._response(status, incomplete))]
 
 
+def events_from_chat(chat: dict[str, Any], request: dict[str, Any], *, base: str,
+                     created_at: float | None = None) -> list[dict[str, Any]]:
+    """The whole stream of events for a non-streamed ``chat.completion`` (a server that
+    answered a streamed request in one JSON body): the message fed as one chunk.
+
+    Raises:
+        ValueError: ``chat`` has no ``choices[0].message``.
+    """
+    choices = chat.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    if not isinstance(choice.get("message"), dict):
+        raise ValueError("the upstream answer has no choices[0].message: not a chat completion")
+    machine = EventStream(request, base, created_at=created_at if created_at is not None else chat.get("created") or time.time())
+    chunk = {"model": chat.get("model"), "usage": chat.get("usage"),
+             "choices": [{"index": 0, "delta": choice["message"], "finish_reason": choice.get("finish_reason")}]}
+    return machine.start() + machine.feed(chunk) + machine.finish()
+
+
 def _no_body_rewrite(_body: dict[str, Any], _value: Any = None) -> list[Change]:
     return []  # a route translation: the forwarder runs it (probegate.gateway.via_chat)
 

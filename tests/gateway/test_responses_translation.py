@@ -19,6 +19,7 @@ from probegate.gateway.compat.responses_via_chat import (
     Refused,
     chat_path,
     encode_event,
+    events_from_chat,
     is_responses_path,
     response_from_chat,
     to_chat,
@@ -163,6 +164,8 @@ def test_stream_events_reassemble_to_the_upstream_turn(content: str | None, call
     whole = response_from_chat(upstream.response_body, {"model": "m"}, base="b", created_at=1.0)
     assert events[-1]["response"]["output"] == whole["output"]
     assert events[-1]["response"]["usage"] == whole["usage"]
+    in_one = events_from_chat(upstream.response_body, {"model": "m"}, base="b", created_at=1.0)
+    assert in_one[-1]["response"]["output"] == whole["output"]  # a stream answered in one body
 
 
 def test_stream_without_ids_gets_generated_call_ids_and_an_error_chunk_fails_it() -> None:

@@ -308,3 +308,25 @@ def test_openai_agents_sdk_runs_through_the_rule(upstream, gateway_factory, stre
     assert [r.path for r in rows] == ["/v1/responses"] * 2 and all(r.stream == streamed for r in rows)
     for row in rows:
         _same_turn(row)
+
+
+def test_a_stream_answered_in_one_body_still_streams_and_a_break_is_passed_on(upstream, gateway_factory) -> None:
+    """A server that answers a streamed request with one JSON body: the client still gets its
+    events. An upstream that breaks mid-stream: the client's connection breaks too (no
+    ``response.completed``), and the exchange says so."""
+    script, server = upstream
+    gw = gateway_factory(server.url, compat=RULE)
+    script.push(Reply.json(chat_completion(tool_calls=[CALL])))
+    client = openai.OpenAI(base_url=gw.base("r", "odd"), api_key="sk-x", max_retries=0)
+    with client.responses.stream(model="m", input="Weather?", tools=[TOOL]) as stream:
+        [call] = stream.get_final_response().output
+    assert (call.call_id, call.arguments) == ("call_w1", '{"city": "Berlin"}')
+    script.push(Reply.sse(chat_stream("It is cloudy and cold today."), break_after=3))
+    with pytest.raises((openai.APIError, httpx.HTTPError)):
+        with client.responses.stream(model="m", input="Weather?") as stream:
+            stream.get_final_response()
+    rows = _rows(gw, "odd")
+    assert rows[0].stream and rows[0].response_headers["content-type"] == "text/event-stream"
+    _same_turn(rows[0])
+    assert "mid-response" in rows[1].error and b"response.completed" not in rows[1].response_raw
+    assert b"response.output_text.delta" in rows[1].response_raw
