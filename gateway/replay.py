@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from probegate.urls import Target
+from probegate.gateway.compat import responses_via_chat as rvc
 from probegate.gateway.headers import HOP_BY_HOP
 from probegate.gateway.replay_key import distance, first_difference, normalize_request, request_key
 from probegate.errors import UsageError
@@ -152,8 +153,9 @@ def _translated(ex: Exchange) -> dict[str, Any]:
     """``{"translated": rule}`` when the recorded answer is a translation the client received
     (``responses-via-chat``): the forwarder relays it as it is instead of translating it again."""
     for change in ex.compat or []:
-        if isinstance(change, dict) and isinstance(change.get("upstream"), dict) and "body" in change["upstream"]:
-            return {"translated": change.get("rule")}
+        if isinstance(change, dict) and change.get("rule") == rvc.NAME and change.get("path") == "(answer)" \
+                and change.get("to") in (*rvc.TRANSLATED, rvc.REPLAYED):
+            return {"translated": rvc.NAME}
     return {}
 
 

@@ -87,7 +87,8 @@ async def forward_via_chat(fwd: Forwarder, send: Send, receive: Receive, target:
     replayed = response.extensions.get(REPLAY_EXTENSION) or {}
     kind = stream_format(response.headers.get("content-type"))
     if replayed.get("translated") or response.status_code >= 300 or kind not in ("sse", None):
-        rec.compat.append(_upstream_note(route["to"], response, "relayed as it came"))
+        what = rvc.REPLAYED if replayed.get("translated") else "relayed as it came"
+        rec.compat.append(_upstream_note(route["to"], response, what))
         await fwd.relay(response, receive, send, rec, t0, pre_ms)
         return
     base = rec.id

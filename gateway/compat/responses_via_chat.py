@@ -49,6 +49,11 @@ from typing import Any
 from probegate.gateway.compat.rule import Change, Rule
 
 NAME = "responses-via-chat"
+#: The ``to`` of the ``(answer)`` change of an exchange whose answer the client got translated
+#: (a replay answers such an exchange with its recorded bytes, as they are).
+TRANSLATED = ("response", "responses events")
+#: The ``to`` of the ``(answer)`` change of a replayed translation.
+REPLAYED = "replayed translation"
 
 #: Top-level request fields dropped (recorded) rather than refused: none changes the turn
 #: a stateless chat server produces.

@@ -29,6 +29,20 @@ HISTORY = [
 ]
 
 
+@pytest.fixture
+def sdk():
+    """``sdk(base_url, **kw)``: a real ``openai.OpenAI`` client, closed after the test."""
+    made: list[openai.OpenAI] = []
+
+    def make(base_url: str, **kw) -> openai.OpenAI:
+        made.append(openai.OpenAI(base_url=base_url, api_key="sk-x", **kw))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()
+
+
 def _rows(gw, task: str) -> list[Exchange]:
     gw.flush()
     with Session(gw.engine) as session:
@@ -51,12 +65,12 @@ def _same_turn(row: Exchange) -> None:
     assert got == _assistant(entry["upstream"]["body"])
 
 
-def test_text_not_streamed(upstream, gateway_factory) -> None:
+def test_text_not_streamed(sdk, upstream, gateway_factory) -> None:
     script, server = upstream
     gw = gateway_factory(server.url, compat=RULE)
     script.push(Reply.json(chat_completion("It is 7 degrees and cloudy.", usage={
         "prompt_tokens": 31, "completion_tokens": 9, "total_tokens": 40})))
-    client = openai.OpenAI(base_url=gw.base("r", "text"), api_key="sk-x")
+    client = sdk(gw.base("r", "text"))
     response = client.responses.create(model="m", instructions="Be brief.", input="Weather in Berlin?",
                                        max_output_tokens=64, temperature=0.2)
     assert response.output_text == "It is 7 degrees and cloudy."
@@ -79,7 +93,7 @@ def test_text_not_streamed(upstream, gateway_factory) -> None:
     _same_turn(row)
 
 
-def test_tool_calls_streamed_for_real(upstream, gateway_factory) -> None:
+def test_tool_calls_streamed_for_real(sdk, upstream, gateway_factory) -> None:
     """Events leave the gateway as upstream chunks arrive: the first text reaches the client
     while the upstream still holds the rest back."""
     script, server = upstream
@@ -88,7 +102,7 @@ def test_tool_calls_streamed_for_real(upstream, gateway_factory) -> None:
     calls = [CALL, {"id": "call_w2", "name": "get_weather", "arguments": {"city": "Oslo"}}]
     chunks = [chat_chunk({"role": "assistant", "content": "Check"}), *chat_stream("ing.", calls)[1:]]
     script.push(Reply.sse(chunks, gate=gate))
-    client = openai.OpenAI(base_url=gw.base("r", "stream"), api_key="sk-x")
+    client = sdk(gw.base("r", "stream"))
     kinds = []
     with client.responses.stream(model="m", input="Weather in Berlin and Oslo?", tools=[TOOL]) as stream:
         for event in stream:
@@ -123,11 +137,11 @@ def test_tool_calls_streamed_for_real(upstream, gateway_factory) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_history_with_function_call_output(upstream, gateway_factory, stream: bool) -> None:
+def test_history_with_function_call_output(sdk, upstream, gateway_factory, stream: bool) -> None:
     script, server = upstream
     gw = gateway_factory(server.url, compat=RULE)
     script.push(Turn("It is 7 degrees and cloudy in Berlin."))
-    client = openai.OpenAI(base_url=gw.base("r", f"history-{stream}"), api_key="sk-x")
+    client = sdk(gw.base("r", f"history-{stream}"))
     items = [{"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Use tools."}]},
              *HISTORY, {"type": "reasoning", "id": "rs_1", "summary": []}]
     if stream:
@@ -149,11 +163,11 @@ def test_history_with_function_call_output(upstream, gateway_factory, stream: bo
     _same_turn(row)
 
 
-def test_other_rules_apply_to_the_translated_request(upstream, gateway_factory) -> None:
+def test_other_rules_apply_to_the_translated_request(sdk, upstream, gateway_factory) -> None:
     script, server = upstream
     gw = gateway_factory(server.url, compat=["responses-via-chat", "null-content", "tool-results-as-user"])
     script.push(Turn("cloudy"))
-    openai.OpenAI(base_url=gw.base("r", "chain"), api_key="sk-x").responses.create(model="m", input=HISTORY)
+    sdk(gw.base("r", "chain")).responses.create(model="m", input=HISTORY)
     messages = script.requests[-1].json()["messages"]
     assert messages[1]["content"] == "" and messages[2]["role"] == "user"
     assert messages[2]["content"].startswith("Result of get_weather (call call_w1):")
@@ -163,10 +177,10 @@ def test_other_rules_apply_to_the_translated_request(upstream, gateway_factory) 
     assert row.request_original["input"][2]["type"] == "function_call_output"
 
 
-def test_previous_response_id_is_refused_and_recorded(upstream, gateway_factory) -> None:
+def test_previous_response_id_is_refused_and_recorded(sdk, upstream, gateway_factory) -> None:
     script, server = upstream
     gw = gateway_factory(server.url, compat=RULE)
-    client = openai.OpenAI(base_url=gw.base("r", "stateful"), api_key="sk-x", max_retries=0)
+    client = sdk(gw.base("r", "stateful"), max_retries=0)
     with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model="m", input="and now?", previous_response_id="resp_123")
     assert caught.value.status_code == 400
@@ -193,7 +207,7 @@ def test_upstream_error_is_relayed_as_it_came(upstream, gateway_factory) -> None
     assert row.status_code == 422 and row.compat[-1]["to"] == "relayed as it came"
 
 
-def test_generated_call_ids_and_arguments_kept_raw(upstream, gateway_factory) -> None:
+def test_generated_call_ids_and_arguments_kept_raw(sdk, upstream, gateway_factory) -> None:
     """A server that sends no call id and broken arguments: the client gets a generated
     call_id and the arguments as sent (the reassembler flags what the upstream flagged)."""
     script, server = upstream
@@ -203,7 +217,7 @@ def test_generated_call_ids_and_arguments_kept_raw(upstream, gateway_factory) ->
               chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": "lin'}"}}]}),
               chat_chunk({}, "tool_calls")]
     script.push(Reply.sse(chunks))
-    with openai.OpenAI(base_url=gw.base("r", "raw"), api_key="sk-x").responses.stream(
+    with sdk(gw.base("r", "raw")).responses.stream(
             model="m", input="Weather?", tools=[TOOL]) as stream:
         final = stream.get_final_response()
     [call] = final.output
@@ -213,24 +227,26 @@ def test_generated_call_ids_and_arguments_kept_raw(upstream, gateway_factory) ->
     assert "tool_call_without_id" in row.compat[-1]["upstream"]["flags"]
 
 
-def test_replay_answers_with_the_recorded_translation(upstream, gateway_factory, engine) -> None:
+def test_replay_answers_with_the_recorded_translation(sdk, upstream, gateway_factory, engine) -> None:
     from probegate.gateway.replay import ReplaySettings
 
     script, server = upstream
     gw = gateway_factory(server.url, compat=RULE)
     script.push(Turn("first", gap_s=0.0), Turn(tool_calls=[CALL]))
-    client = openai.OpenAI(base_url=gw.base("rec", "t"), api_key="sk-x")
+    client = sdk(gw.base("rec", "t"))
     recorded = [client.responses.create(model="m", input="one").output_text]
     with client.responses.stream(model="m", input="two", tools=[TOOL]) as stream:
         recorded.append(stream.get_final_response().output[0].arguments)
     gw.flush()
     replay = gateway_factory("", compat=RULE, replay=ReplaySettings("rec"))
-    again = openai.OpenAI(base_url=replay.base("rec", "t"), api_key="sk-x")
+    again = sdk(replay.base("rec", "t"))
     got = [again.responses.create(model="m", input="one").output_text]
     with again.responses.stream(model="m", input="two", tools=[TOOL]) as stream:
         got.append(stream.get_final_response().output[0].arguments)
     assert got == recorded == ["first", '{"city": "Berlin"}']
     assert len(script.requests) == 2  # the replay never asked the upstream
+    replayed = [r for r in _rows(replay, "t") if r.run_id == "rec" and any(c["rule"] == "replay" for c in r.compat)]
+    assert [c["to"] for r in replayed for c in r.compat if c.get("path") == "(answer)"] == ["replayed translation"] * 2
 
 
 def _no_responses_route(request: ReceivedRequest) -> Reply | Turn:
@@ -239,7 +255,7 @@ def _no_responses_route(request: ReceivedRequest) -> Reply | Turn:
     return Turn("ok")
 
 
-def test_without_the_rule_the_404_is_recorded_and_scored_as_a_missing_route(gateway_factory) -> None:
+def test_without_the_rule_the_404_is_recorded_and_scored_as_a_missing_route(sdk, gateway_factory) -> None:
     """Pass-through first: the 404 is stored as it happened and the scorer labels the attempt
     ``interop.route_missing``, naming the path, the status and the shim."""
     from probegate.scorer import AttemptRows, RunInfo, build_trajectory, task_scorer
@@ -250,7 +266,7 @@ def test_without_the_rule_the_404_is_recorded_and_scored_as_a_missing_route(gate
     server = serve_in_thread(ScriptedUpstream(handler=_no_responses_route))
     try:
         gw = gateway_factory(server.url)
-        client = openai.OpenAI(base_url=gw.base("r", "weather-berlin"), api_key="sk-x", max_retries=0)
+        client = sdk(gw.base("r", "weather-berlin"), max_retries=0)
         with pytest.raises(openai.NotFoundError):
             client.responses.create(model="m", input="What is the weather in Berlin?", tools=[TOOL])
         [row] = _rows(gw, "weather-berlin")
@@ -310,14 +326,14 @@ def test_openai_agents_sdk_runs_through_the_rule(upstream, gateway_factory, stre
         _same_turn(row)
 
 
-def test_a_stream_answered_in_one_body_still_streams_and_a_break_is_passed_on(upstream, gateway_factory) -> None:
+def test_a_stream_answered_in_one_body_still_streams_and_a_break_is_passed_on(sdk, upstream, gateway_factory) -> None:
     """A server that answers a streamed request with one JSON body: the client still gets its
     events. An upstream that breaks mid-stream: the client's connection breaks too (no
     ``response.completed``), and the exchange says so."""
     script, server = upstream
     gw = gateway_factory(server.url, compat=RULE)
     script.push(Reply.json(chat_completion(tool_calls=[CALL])))
-    client = openai.OpenAI(base_url=gw.base("r", "odd"), api_key="sk-x", max_retries=0)
+    client = sdk(gw.base("r", "odd"), max_retries=0)
     with client.responses.stream(model="m", input="Weather?", tools=[TOOL]) as stream:
         [call] = stream.get_final_response().output
     assert (call.call_id, call.arguments) == ("call_w1", '{"city": "Berlin"}')
