@@ -324,6 +324,14 @@ def test_openai_agents_sdk_runs_through_the_rule(upstream, gateway_factory, stre
     assert [r.path for r in rows] == ["/v1/responses"] * 2 and all(r.stream == streamed for r in rows)
     for row in rows:
         _same_turn(row)
+    # the scorer rebuilds the run as one thread: the call, its observation, the answer
+    from probegate.scorer import AttemptRows, RunInfo, build_trajectory
+
+    trajectory = build_trajectory(AttemptRows("r", rows[0].task_id, 0, exchanges=tuple(rows)), RunInfo("r"),
+                                  tools=["get_weather"], call_source="steps")
+    steps = [(s.thread, s.tool_name, s.tool_args, s.tool_call_id) for s in trajectory.steps]
+    assert steps == [(0, "get_weather", {"city": "Berlin"}, "call_w1"), (0, None, None, None)]
+    assert json.loads(trajectory.steps[0].observation) == {"temp_c": 7, "sky": "cloudy"}
 
 
 def test_a_stream_answered_in_one_body_still_streams_and_a_break_is_passed_on(sdk, upstream, gateway_factory) -> None:
