@@ -30,7 +30,7 @@ from probegate.harnesses.registry import HarnessOptions, get_harness
 from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_id
 from probegate.runner.scoring import AttemptJudge, score_and_write
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP
-from probegate.runner.provenance_read import run_provenance
+from probegate.runner.provenance_read import read_gateway, run_provenance
 from probegate.runner.recording import Recorder, RunEvents, RunReport, SilentEvents
 from probegate.runner.embedded import check_chat_handler
 from probegate.runner.local_model import Endpoint
@@ -202,10 +202,24 @@ def provenance(config: RunConfig, upstream: str | None, launcher: dict[str, Any]
     """The run's provenance (:mod:`probegate.runner.provenance`): the model server asked
     once before the attempts start, the embedded launcher's facts, the run's settings and
     the installed framework versions. A server that answers nothing leaves ``null``
-    values and says so in ``sources``; it never fails the run."""
-    external = "the run goes through an external gateway (--gateway)" if config.gateway else None
+    values and says so in ``sources``; it never fails the run.
+
+    Through an external gateway (``--gateway``), the gateway is asked where its answers
+    come from (``GET /probegate/provenance``): a gateway replaying a recorded run gives
+    that run's provenance, which the run keeps as it is (its model answers are the
+    recorded ones, so replaying reproduces ``summary.json`` byte for byte); a pass-through
+    gateway names its upstream, which is asked as above, with the gateway's shims."""
+    shims, not_queried = list(config.compat), None
+    if config.gateway:
+        told = read_gateway(config.gateway, config.api_key) or {}
+        if isinstance(told.get("provenance"), dict):
+            return dict(told["provenance"])
+        upstream = told.get("upstream") if isinstance(told.get("upstream"), str) else None
+        shims = [str(rule) for rule in told.get("compat") or []]
+        if upstream is None:
+            not_queried = "the run goes through an external gateway (--gateway) that does not name its upstream"
     return run_provenance(upstream=upstream, model=config.model, api_key=config.api_key, launcher=launcher,
-                          temperature=config.temperature, shims=list(config.compat), not_queried=external)
+                          temperature=config.temperature, shims=shims, not_queried=not_queried)
 
 
 @contextlib.contextmanager

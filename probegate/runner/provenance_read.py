@@ -97,6 +97,24 @@ def read_server(url: str, model: str | None, api_key: str | None = None,
     return answers
 
 
+def read_gateway(url: str, api_key: str | None = None, timeout_s: float = QUERY_TIMEOUT_S) -> dict[str, Any] | None:
+    """What a probegate gateway (``probegate serve``) says about its model answers:
+    ``GET /probegate/provenance`` -> ``{"upstream", "compat", "replay", "provenance"}``
+    (``provenance``: the replayed run's recorded one). ``None`` when it does not answer
+    that (another kind of gateway, an older probegate, no connection)."""
+    from probegate import __version__
+
+    headers = {"user-agent": f"{USER_AGENT}/{__version__}"}
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    try:
+        response = httpx.get(f"{server_root(url)}/probegate/provenance", headers=headers, timeout=timeout_s)
+        body = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
 def framework_versions(names: tuple[str, ...] = FRAMEWORKS) -> dict[str, str | None]:
     """Installed versions of ``names`` (``None`` for a package not installed)."""
     versions: dict[str, str | None] = {}

@@ -108,9 +108,19 @@ def test_a_run_records_and_shows_its_provenance(llama_cpp, silent, sqlite_url: s
                                            "sampling", "shims"]
 
 
-def test_a_run_through_an_external_gateway_asks_nothing() -> None:
+def test_a_gateway_that_does_not_tell_is_not_asked_further() -> None:
     config = RunConfig(task_set=TASKS, harness="fc", model="m", gateway="http://127.0.0.1:9")
     recorded = provenance(config, None)
     assert {recorded["sources"][q] for q in QUERIES} == {
-        "not asked: the run goes through an external gateway (--gateway)"}
+        "not asked: the run goes through an external gateway (--gateway) that does not name its upstream"}
     assert recorded["model"]["name"] == "m" and recorded["frameworks"]["openai"]
+
+
+def test_a_pass_through_gateway_names_its_upstream(llama_cpp, gateway_factory) -> None:
+    script, server = llama_cpp
+    gateway = gateway_factory(server.url, compat=["null-content"])
+    config = RunConfig(task_set=TASKS, harness="fc", model=MODEL, gateway=gateway.url)
+    recorded = provenance(config, None)
+    assert recorded["server"]["software"] == "llama.cpp server" and recorded["model"]["quantization"] == "Q8_0"
+    assert recorded["shims"] == ["null-content"]  # the gateway's, which rewrite what the run sends
+    assert [r.path for r in script.info_requests][:2] == ["/v1/models", "/props"] and script.requests == []
