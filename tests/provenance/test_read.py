@@ -6,12 +6,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from probegate.runner.embedded import SEED, launcher_facts
+from probegate.runner.chat_handler import NAME as PROBEGATE_HANDLER
+from probegate.runner.embedded import SEED, EmbeddedServer, launcher_facts
 from probegate.runner.provenance import MODELS, OLLAMA_SHOW, OLLAMA_VERSION, PROPS, QUERIES, VLLM_VERSION
 from probegate.runner.provenance_read import USER_AGENT, file_sha256, read_server, run_provenance, server_root
 from probegate.testing import Reply, RunningServer, ScriptedUpstream, Turn, serve_in_thread
@@ -118,3 +121,19 @@ def test_the_launcher_facts_without_starting_the_server(tmp_path: Path) -> None:
         "chat_handler": "chatml-function-calling"}
     missing = launcher_facts(tmp_path / "gone.gguf", alias="gone", cache=tmp_path / "c.json")
     assert (missing["size_bytes"], missing["sha256"]) == (None, None)
+
+
+def test_an_embedded_server_states_its_own_facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The facts a run gets from the embedded endpoint: built from the server's configuration
+    (a stand-in process: llama.cpp is not started)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    gguf = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(16))
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait(30)
+    server = EmbeddedServer("http://127.0.0.1:9", "smollm2", gguf, process, tmp_path / "log", n_ctx=2048, threads=2)
+    facts = server.facts()
+    assert (facts["model_path"], facts["model_alias"], facts["n_ctx"], facts["threads"], facts["chat_handler"],
+            facts["size_bytes"]) == (str(gguf), "smollm2", 2048, 2, PROBEGATE_HANDLER, 20)
+    assert facts["sha256"] == hashlib.sha256(gguf.read_bytes()).hexdigest()
+    assert (tmp_path / "cache" / "probegate" / "sha256.json").is_file()  # cached where the docs say
