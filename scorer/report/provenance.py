@@ -69,7 +69,7 @@ def provenance_rows(provenance: dict[str, Any] | None) -> dict[str, str | None]:
     frameworks = provenance.get("frameworks") or {}
     return {
         "server": _join(server.get("software"), server.get("version"), f"(build {build})" if build else None),
-        "model file": _join(model.get("file") or model.get("name"), f"({size})" if size else None),
+        "model file": _join(model.get("file"), f"({size})" if size else None),
         "quantization": _join(model.get("quantization"), model.get("parameter_size")),
         "sha256": f"{digest[:16]}…" if isinstance(digest, str) and digest else None,
         "context": _join(model.get("context_size"), f"(trained {train})" if train else None),
@@ -84,11 +84,13 @@ def provenance_rows(provenance: dict[str, Any] | None) -> dict[str, str | None]:
 
 
 def provenance_line(provenance: dict[str, Any] | None) -> str | None:
-    """One line for the console: ``server · model file · quantization · context · chat
-    handler · shims`` (``None`` for a run without provenance)."""
+    """One line for the console: ``server · model file · quantization · sha256 · context ·
+    chat handler · shims``, the rows no source told left out (``server not told`` is
+    kept); ``None`` for a run without provenance."""
     if not isinstance(provenance, dict):
         return None
     rows = provenance_rows(provenance)
+    rows["server"] = rows["server"] or "not told"
     shown = [f"{label} {rows[label]}" for label in ("server", "model file", "quantization", "sha256", "context",
                                                      "chat handler", "shims") if rows[label]]
     return "provenance: " + " · ".join(shown)

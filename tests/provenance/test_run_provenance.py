@@ -95,7 +95,10 @@ def test_a_run_records_and_shows_its_provenance(llama_cpp, silent, sqlite_url: s
     assert "provenance: server llama.cpp server b4500-adbed955" in " ".join(rescored.stdout.split())
 
     # a second run against a server that tells nothing: the run goes on, compare shows the difference
-    run(silent[1], sqlite_url, tmp_path / "runs", "prov-b")
+    second = cli("run", "--task-set", TASKS, "--tasks", "stock-total", "--harness", "fc", "--model", MODEL,
+                 "--model-endpoint", silent[1].url, "--store", sqlite_url, "--run-id", "prov-b", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "provenance: server not told · shims none" in " ".join(second.stdout.split())
     assert len(silent[0].info_requests) == 4 and silent[0].requests
     compared = cli("compare", "prov-a", "prov-b", "--task-set", TASKS, "--store", sqlite_url, cwd=tmp_path)
     assert compared.returncode == 0, compared.stderr
