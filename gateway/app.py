@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
+from sqlmodel import Session
 
 from probegate.urls import ADHOC_RUN, ADHOC_TASK, Target, parse_path
 from probegate.gateway.compat import apply_rules, parse_rules
@@ -31,6 +32,7 @@ from probegate.gateway.replay import ReplaySettings, ReplayTransport, load_index
 from probegate.gateway.upstream import Transport, make_transport
 from probegate.errors import UsageError
 from probegate.store.engine import open_existing_store, open_store
+from probegate.store.models import Run
 from probegate.store.writer import CaptureWriter
 
 
@@ -217,6 +219,35 @@ def create_gateway(
             "compat": list(rules.names),
         }
 
+    @api.get("/probegate/provenance")
+    def provenance() -> dict[str, Any]:
+        """Where this gateway's model answers come from, for a run's provenance:
+        ``{"upstream": URL | null, "compat": [rule, ...], "replay": RUN | null,
+        "provenance": the replayed run's recorded provenance | null}``."""
+        return {
+            "upstream": config.upstream or None,
+            "compat": list(rules.names),
+            "replay": config.replay.run if config.replay else None,
+            "provenance": recorded_provenance(config, engine) if config.replay else None,
+        }
+
     for add_routes in routers or []:
         add_routes(api, writer, engine)
     return GatewayApp(forwarder, api, token=config.token)
+
+
+def recorded_provenance(config: GatewayConfig, engine: Engine) -> dict[str, Any] | None:
+    """The provenance the replayed run recorded (``Run.params["provenance"]`` in the
+    replay store), ``None`` when it recorded none or is not there."""
+    if config.replay is None:
+        return None
+    source = open_existing_store(config.replay_store) if config.replay_store else engine
+    try:
+        with Session(source) as session:
+            run = session.get(Run, config.replay.run)
+    finally:
+        if source is not engine:
+            source.dispose()
+    params = run.params if run is not None else None
+    found = params.get("provenance") if isinstance(params, dict) else None
+    return found if isinstance(found, dict) else None

@@ -179,6 +179,11 @@ def _print_report(console: Console, report: RunReport) -> None:
     line = headline(summary)
     if line:
         console.print(line)
+    from probegate.scorer.report.provenance import provenance_line
+
+    where = provenance_line((summary or {}).get("provenance"))
+    if where:
+        console.print(where, markup=False)
     console.print(f"report: {score.report_path or score.report_dir}")
 
 
@@ -398,7 +403,7 @@ def _run_many(config: Any, harnesses: list[str]) -> None:
 def print_comparison(console: Console, reports: list[RunReport]) -> None:
     """The scorer's side-by-side table of the runs, then every report path."""
     from probegate.scorer.report.compare import compare_table
-    from probegate.scorer.report.console import compare_tables
+    from probegate.scorer.report.console import compare_tables, provenance_differs_line
 
     summaries = []
     for report in reports:
@@ -408,8 +413,12 @@ def print_comparison(console: Console, reports: list[RunReport]) -> None:
             summaries.append({**summary, "timing": timing()} if callable(timing) else summary)
     if len(summaries) > 1:
         threshold = (summaries[0].get("validity") or {}).get("max_interop", MAX_INTEROP_DEFAULT)
-        for table in compare_tables(compare_table(summaries, threshold)):
+        data = compare_table(summaries, threshold)
+        for table in compare_tables(data):
             console.print(table)
+        differs = provenance_differs_line(data)
+        if differs:
+            console.print(differs, style="yellow", markup=False)
     for report in reports:
         where = report.score.report_path if report.score is not None else None
         console.print(f"{report.run_id}: {where or 'not scored'}")

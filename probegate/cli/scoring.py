@@ -97,7 +97,7 @@ def score(
     The first line says INVALID ENVIRONMENT when more than --max-interop of the
     attempts failed on interop faults.
     """
-    from probegate.scorer.report.console import headline_lines, run_table
+    from probegate.scorer.report.console import headline_lines, provenance_summary_line, run_table
     from probegate.scorer.report.validity import invalid_line
 
     writable_dir(out, "--out")
@@ -112,6 +112,9 @@ def score(
     console = _console()
     for line in headline_lines(summary):
         console.print(line)
+    where = provenance_summary_line(summary)
+    if where:
+        console.print(where)
     console.print(run_table(summary))
     for name, path in paths.items():
         console.print(f"{name}: {path}")
@@ -236,7 +239,7 @@ def compare(
     interval; invalid runs are named in the first line."""
     from probegate.cli.options import output_file
     from probegate.scorer.report.compare import compare_table
-    from probegate.scorer.report.console import compare_markdown, compare_tables, invalid_lines
+    from probegate.scorer.report.console import compare_markdown, compare_tables, invalid_lines, provenance_differs_line
 
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
@@ -257,6 +260,9 @@ def compare(
     console = _console()
     for table in compare_tables(data):
         console.print(table)
+    differs = provenance_differs_line(data)
+    if differs:
+        console.print(differs, style="yellow", markup=False)
 
 
 def _write_compare_outputs(data: dict[str, Any], html: Path | None, png: Path | None, err: bool) -> None:

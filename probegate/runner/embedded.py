@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -39,6 +40,10 @@ DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1"
 #: Chat handlers the embedded server can use; the first is the default.
 CHAT_HANDLERS = (PROBEGATE_HANDLER, "chatml-function-calling")
+#: The sampling seed the embedded server starts with (``--seed``).
+SEED = 1234
+#: Context size (tokens) the embedded server starts with unless told otherwise.
+DEFAULT_N_CTX = 4096
 
 
 @dataclass
@@ -67,6 +72,8 @@ class EmbeddedServer:
         crashes: exit codes of the crashes seen so far.
         failure: why the supervisor gave up (``None`` while it restarts the server).
         chat_handler: the chat handler (``--chat_format``) the server renders prompts with.
+        n_ctx: context size (tokens, ``--n_ctx``).
+        threads: CPU threads (``--n_threads``).
     """
 
     url: str
@@ -79,6 +86,8 @@ class EmbeddedServer:
     max_restarts: int = 100
     failure: str | None = None
     chat_handler: str = PROBEGATE_HANDLER
+    n_ctx: int = DEFAULT_N_CTX
+    threads: int = 1
     _stopping: threading.Event = field(default_factory=threading.Event)
     _supervisor: threading.Thread | None = None
 
@@ -132,6 +141,11 @@ class EmbeddedServer:
                 return True
             time.sleep(0.25)
         return False
+
+    def facts(self) -> dict[str, Any]:
+        """The launcher's facts about this server (:func:`launcher_facts`)."""
+        return launcher_facts(self.model_path, alias=self.model, n_ctx=self.n_ctx, threads=self.threads,
+                              chat_handler=self.chat_handler)
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop supervising, terminate the server and wait for it."""
@@ -232,7 +246,7 @@ def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threa
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx),
         "--n_threads", str(threads),
-        "--seed", "1234",
+        "--seed", str(SEED),
         "--verbose", "False",
     ]
 
@@ -240,7 +254,7 @@ def server_command(model_path: Path, port: int, *, n_ctx: int, alias: str, threa
 def start_embedded(
     model_path: str | Path | None = None,
     *,
-    n_ctx: int = 4096,
+    n_ctx: int = DEFAULT_N_CTX,
     port: int | None = None,
     timeout_s: float = 180.0,
     chat_handler: str = PROBEGATE_HANDLER,
@@ -274,10 +288,45 @@ def start_embedded(
                              chat_handler=chat_handler)
     log_path.write_bytes(b"")
     server = EmbeddedServer(f"http://127.0.0.1:{port}", alias, path, _spawn(command, log_path), log_path, command,
-                            chat_handler=chat_handler)
+                            chat_handler=chat_handler, n_ctx=n_ctx, threads=threads)
     _wait_ready(server, timeout_s)
     server.supervise()
     return server
+
+
+def launcher_facts(model_path: str | Path, *, alias: str, n_ctx: int = DEFAULT_N_CTX, threads: int = 1,
+                   chat_handler: str = PROBEGATE_HANDLER, seed: int = SEED, cache: Path | None = None) -> dict[str, Any]:
+    """What the embedded launcher knows about the server it starts (for the run's provenance).
+
+    Reads the GGUF's size and sha256 (cached: :func:`probegate.runner.provenance_read.file_sha256`)
+    and llama-cpp-python's installed version; starts nothing, so it can be built from a
+    launcher's configuration alone.
+
+    Returns:
+        ``{"software": "llama-cpp-python", "software_version", "model_path", "model_alias",
+        "size_bytes", "sha256", "n_ctx", "threads", "seed", "chat_handler"}`` (``sha256``
+        ``None`` when the file cannot be read).
+    """
+    from probegate.runner.provenance_read import file_sha256, framework_versions
+
+    path = Path(model_path)
+    try:
+        size: int | None = path.stat().st_size
+        digest: str | None = file_sha256(path, cache)
+    except OSError:
+        size, digest = None, None
+    return {
+        "software": "llama-cpp-python",
+        "software_version": framework_versions(("llama-cpp-python",))["llama-cpp-python"],
+        "model_path": str(path),
+        "model_alias": alias,
+        "size_bytes": size,
+        "sha256": digest,
+        "n_ctx": n_ctx,
+        "threads": threads,
+        "seed": seed,
+        "chat_handler": chat_handler,
+    }
 
 
 def exit_text(code: int) -> str:

@@ -30,6 +30,7 @@ from probegate.harnesses.registry import NEEDS_ENDPOINT, HarnessOptions, get_har
 from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_id
 from probegate.runner.scoring import AttemptJudge, score_and_write
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP
+from probegate.runner.provenance_read import read_gateway, run_provenance
 from probegate.runner.recording import Recorder, RunEvents, RunReport, SilentEvents
 from probegate.runner.embedded import check_chat_handler
 from probegate.runner.local_model import Endpoint
@@ -202,6 +203,30 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
     }
 
 
+def provenance(config: RunConfig, upstream: str | None, launcher: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's provenance (:mod:`probegate.runner.provenance`): the model server asked
+    once before the attempts start, the embedded launcher's facts, the run's settings and
+    the installed framework versions. A server that answers nothing leaves ``null``
+    values and says so in ``sources``; it never fails the run.
+
+    Through an external gateway (``--gateway``), the gateway is asked where its answers
+    come from (``GET /probegate/provenance``): a gateway replaying a recorded run gives
+    that run's provenance, which the run keeps as it is (its model answers are the
+    recorded ones, so replaying reproduces ``summary.json`` byte for byte); a pass-through
+    gateway names its upstream, which is asked as above, with the gateway's shims."""
+    shims, not_queried = list(config.compat), None
+    if config.gateway:
+        told = read_gateway(config.gateway, config.api_key) or {}
+        if isinstance(told.get("provenance"), dict):
+            return dict(told["provenance"])
+        upstream = told.get("upstream") if isinstance(told.get("upstream"), str) else None
+        shims = [str(rule) for rule in told.get("compat") or []]
+        if upstream is None:
+            not_queried = "the run goes through an external gateway (--gateway) that does not name its upstream"
+    return run_provenance(upstream=upstream, model=config.model, api_key=config.api_key, launcher=launcher,
+                          temperature=config.temperature, shims=shims, not_queried=not_queried)
+
+
 @contextlib.contextmanager
 def model_upstream(config: RunConfig) -> Iterator[Endpoint]:
     """The given endpoint, else the embedded model, running for the ``with`` block
@@ -244,7 +269,7 @@ def execute_many(
             task_set, tasks, harness = prepare(one)
             run_id = check_run_id(one.run_id) if one.run_id else new_run_id(one.harness)
             reports.append(_execute(one, task_set, tasks, harness, run_id, upstream,
-                                    (events(name) if events else None) or SilentEvents(), ready))
+                                    (events(name) if events else None) or SilentEvents(), ready, endpoint.launcher))
             if reports[-1].status == "interrupted":
                 break
     return reports
@@ -264,7 +289,7 @@ def execute(config: RunConfig, events: RunEvents | None = None) -> RunReport:
     with model_upstream(config) as endpoint:
         config = replace(config, model=endpoint.model, chat_handler=endpoint.chat_handler)
         return _execute(config, task_set, tasks, harness, run_id, endpoint.url, events or SilentEvents(),
-                        endpoint.ready)
+                        endpoint.ready, endpoint.launcher)
 
 
 def _execute(
@@ -276,11 +301,13 @@ def _execute(
     upstream: str | None,
     events: RunEvents,
     ready: Callable[[], object] | None = None,
+    launcher: dict[str, Any] | None = None,
 ) -> RunReport:
     model = str(config.model)
     executor = make_executor(config)
     engine = open_store(config.store)
     params = run_params(config, task_set, tasks)
+    params["provenance"] = provenance(config, upstream, launcher)
     create_run(engine, run_id, task_set=config.task_set, harness=config.harness, model=model,
                upstream=upstream, params=params)
     report = RunReport(run_id, "running")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from probegate.runner.embedded import embedded_server
 
@@ -25,12 +26,15 @@ class Endpoint:
         ready: blocks until the server answers (the embedded one restarts after a
             crash); the runner calls it before each attempt.
         chat_handler: the embedded server's chat handler (``None`` for other servers).
+        launcher: the embedded launcher's facts for the run's provenance
+            (:func:`probegate.runner.embedded.launcher_facts`; ``None`` for other servers).
     """
 
     url: str
     model: str
     ready: Callable[[], object] | None = None
     chat_handler: str | None = None
+    launcher: dict[str, Any] | None = None
 
 
 @contextmanager
@@ -55,4 +59,4 @@ def embedded_endpoint(model: str | None = None, model_path: str | None = None,
     options = {"chat_handler": chat_handler} if chat_handler else {}
     with embedded_server(model_path, **options) as server:
         yield Endpoint(url=server.url, model=server.model, ready=server.wait_until_ready,
-                       chat_handler=server.chat_handler)
+                       chat_handler=server.chat_handler, launcher=server.facts())

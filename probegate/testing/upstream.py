@@ -4,6 +4,14 @@ Tests (and users testing their own harness) queue replies; each incoming request
 takes the next one. A :class:`Turn` answers in the shape the request asked for
 (chat completions, or Responses for a ``/responses`` path; streamed or not); a :class:`Reply` sends exact bytes, optionally in paced chunks,
 after a delay, or breaking the connection part way (fault injection).
+
+A run asks its model server what it is before its attempts start
+(:mod:`probegate.runner.provenance_read`, ``User-Agent: probegate-provenance/...``).
+Those requests never take a script from the queue and are not in ``requests``: they
+are answered from ``info`` (path -> script, ``{"/props": Reply.json(...)}``), with 404
+for a path ``info`` lacks, and kept in ``info_requests``. So a test scripts a run's
+model turns without counting the provenance queries, and a provenance test scripts
+the server's answers.
 """
 
 from __future__ import annotations
@@ -150,6 +158,8 @@ class Turn:
 
 
 Script = Reply | Turn
+#: User-Agent prefix of a run's provenance queries (``probegate.runner.provenance_read.USER_AGENT``).
+PROVENANCE_AGENT = "probegate-provenance/"
 Handler = Callable[[ReceivedRequest], Script]
 
 
@@ -164,6 +174,7 @@ class ScriptedUpstream:
         replies: scripts answered in order.
         handler: called for a request when the queue is empty.
         default: answered when both are exhausted (a plain ``Turn("ok")``).
+        info: the answers to provenance queries by path (see the module docstring).
     """
 
     def __init__(
@@ -171,11 +182,14 @@ class ScriptedUpstream:
         replies: list[Script] | None = None,
         handler: Handler | None = None,
         default: Script | None = None,
+        info: dict[str, Script] | None = None,
     ) -> None:
         self._queue: deque[Script] = deque(replies or [])
         self.handler = handler
         self.default = default or Turn("ok")
+        self.info = dict(info or {})
         self.requests: list[ReceivedRequest] = []
+        self.info_requests: list[ReceivedRequest] = []
         self.completed = 0
         self.disconnects = 0
         self._lock = threading.Lock()
@@ -214,10 +228,16 @@ class ScriptedUpstream:
             {k.decode().lower(): v.decode() for k, v in scope["headers"]},
             body,
         )
-        self.requests.append(request)
+        if request.headers.get("user-agent", "").startswith(PROVENANCE_AGENT):
+            self.info_requests.append(request)
+            script = self.info.get(request.path) or Reply.json({"detail": "Not Found"}, status=404)
+            reply = script.reply_for(request) if isinstance(script, Turn) else script
+        else:
+            self.requests.append(request)
+            reply = self._next(request)
         watcher = asyncio.ensure_future(self._watch(receive))
         try:
-            await self._send(self._next(request), send, watcher)
+            await self._send(reply, send, watcher)
         finally:
             watcher.cancel()
 

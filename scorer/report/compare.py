@@ -16,6 +16,8 @@ from typing import Any
 from probegate.scorer.judge.reach import DIMENSIONS
 from probegate.scorer.report.headline import HEADLINE_METRIC, headline_figures, score_interval
 from probegate.scorer.report.stats import PairedTest, mcnemar_paired, pass_map, rate_interval, wilson
+from probegate.scorer.report.provenance import COMPARE as PROVENANCE_COMPARE
+from probegate.scorer.report.provenance import provenance_differs, provenance_rows
 from probegate.scorer.report.summary import TIERS
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP, summary_validity
 
@@ -73,6 +75,17 @@ COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
     ("most common primary failure", top_primary_failure),
     ("shims that rewrote a request", shim_list),
 )
+
+def _provenance_row(label: str) -> Callable[[dict[str, Any]], Any]:
+    def value(summary: dict[str, Any]) -> Any:
+        return provenance_rows(summary.get("provenance"))[label] if summary.get("provenance") else None
+
+    return value
+
+
+#: Provenance rows of the comparison table (after :data:`COMPARE_ROWS`): where each run's numbers came from.
+PROVENANCE_ROWS: tuple[tuple[str, RowSource], ...] = tuple(
+    (f"provenance · {label}", _provenance_row(label)) for label in PROVENANCE_COMPARE)
 PERCENT_ROWS = {"reach", "mean score", "path depth", "tool-call accuracy", "misuse rate", "pass^k", "reach spread"}
 
 
@@ -152,12 +165,15 @@ def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFA
 
     Returns:
         ``{"runs": [{"id", "model", "harness", "task_set", "settings", "validity", "headline"}], "rows":
-        [{"metric", "percent", "values": [...], "intervals": [[low, high] | None, ...]}],
-        "tasks": [{"task", "tier", "pass_rates": [...]}]}``; ``intervals`` are 95 %
-        (Wilson for rates, a bootstrap over tasks for the mean score), ``None`` for rows without one.
-        The first rows are the headline: the mean score, then reach per tier. ``headline``
-        is :func:`~probegate.scorer.report.headline.headline_figures` (mean score and reach
-        per tier with intervals: what the chart draws).
+        [{"metric", "percent", "values": [...], "intervals": [[low, high] | None, ...], "differs"}],
+        "tasks": [{"task", "tier", "pass_rates": [...]}], "provenance_differs": [label, ...]}``;
+        ``intervals`` are 95 % (Wilson for rates, a bootstrap over tasks for the mean score),
+        ``None`` for rows without one. The first rows are the headline: the mean score, then
+        reach per tier. ``headline`` is :func:`~probegate.scorer.report.headline.headline_figures`
+        (mean score and reach per tier with intervals: what the chart draws). The
+        ``provenance · ...`` rows say where each run's numbers came from, ``differs`` (and
+        ``provenance_differs``) which of them are not the same for every run that recorded
+        provenance.
     """
     summaries = [with_validity(s, max_interop) for s in summaries]
     runs = [
@@ -165,14 +181,16 @@ def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFA
          "validity": s["validity"], "headline": headline_figures(s)}
         for s in summaries
     ]
+    differs = provenance_differs(summaries)
     rows = [
         {
             "metric": label,
             "percent": any(label.startswith(p) for p in PERCENT_ROWS),
             "values": [path(s) if callable(path) else lookup(s, path) for s in summaries],
             "intervals": [_interval(label, s) for s in summaries],
+            "differs": label.removeprefix("provenance · ") in differs if label.startswith("provenance · ") else False,
         }
-        for label, path in COMPARE_ROWS
+        for label, path in (*COMPARE_ROWS, *PROVENANCE_ROWS)
     ]
     task_ids = sorted({t for s in summaries for t in s.get("tasks", {})})
     tasks = [
@@ -183,7 +201,7 @@ def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFA
         }
         for tid in task_ids
     ]
-    return {"runs": runs, "rows": rows, "tasks": tasks}
+    return {"runs": runs, "rows": rows, "tasks": tasks, "provenance_differs": differs}
 
 
 def _interval(label: str, summary: dict[str, Any]) -> list[float] | None:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from probegate.scorer.report.compare import REGRESSION_RATIO, RunDiff, run_headings
 from probegate.scorer.report.headline import HEADLINE_METRIC, headline_text, percent_interval
+from probegate.scorer.report.provenance import provenance_line
 from probegate.scorer.report.validity import invalid_line
 from probegate.scorer.judge.reach import DIMENSIONS
 from probegate.scorer.selftest.suite import SelftestReport
@@ -155,6 +156,20 @@ def invalid_lines(data: dict[str, Any]) -> list[str]:
     return [line for run in data["runs"] if (line := invalid_line(run.get("validity") or {"valid": True}, run["id"]))]
 
 
+def provenance_differs_line(data: dict[str, Any]) -> str | None:
+    """A warning when the compared runs' numbers came from different places (plain text):
+    ``provenance differs between the runs: model file, quantization`` (``None`` when it
+    does not). ``data`` is :func:`compare_table`'s."""
+    differs = data.get("provenance_differs") or []
+    return f"provenance differs between the runs: {', '.join(differs)}" if differs else None
+
+
+def provenance_summary_line(summary: dict[str, Any]) -> str | None:
+    """The run's provenance in one line for the terminal (escaped for rich; ``None`` without it)."""
+    line = provenance_line(summary.get("provenance"))
+    return escape(line) if line else None
+
+
 def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
     """The metrics side by side, and the pass rate of every task per run."""
     table = Table(title="compare")
@@ -164,7 +179,9 @@ def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
         extra = f" · {feedback}" if feedback else ""
         table.add_column(f"{run['id']}\n{run['model'] or '?'} · {run['harness'] or '?'}{extra}", justify="right")
     for row in data["rows"]:
-        table.add_row(row["metric"], *row_cells(data, row), style="bold" if row["metric"] == HEADLINE_METRIC else None)
+        metric = f"[yellow]{escape(row['metric'])} ≠[/]" if row.get("differs") else escape(row["metric"])
+        table.add_row(metric, *(escape(c) for c in row_cells(data, row)),
+                      style="bold" if row["metric"] == HEADLINE_METRIC else None)
     tasks = Table(title="pass rate per task")
     tasks.add_column("task")
     tasks.add_column("tier")

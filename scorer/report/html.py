@@ -22,12 +22,15 @@ from probegate.scorer.judge.failures import LABELS
 from probegate.scorer.report.compare import run_headings
 from probegate.scorer.report.headline import ALL, HEADLINE_METRIC, headline_figures, percent_interval
 from probegate.scorer.report.metrics import AttemptResult
+from probegate.scorer.report.provenance import provenance_rows
 from probegate.scorer.judge.reach import DIMENSIONS
 from probegate.scorer.report.summary import TIERS, RunScore
 
 STAGES = ("first_action", "mid_chain", "final_answer")
 TEMPLATES = Path(__file__).parent / "templates"
 _CLIP = 4000
+#: Provenance rows in the report header's line (all of them are in its table).
+PROVENANCE_HEAD = ("server", "model file", "quantization", "context", "chat handler", "shims")
 _CONFIG = {"displaylogo": False, "displayModeBar": False, "responsive": True}
 
 
@@ -239,6 +242,8 @@ def render_report(run_score: RunScore, summary: dict[str, Any] | None = None) ->
         traces=[_trace_view(r) for r in results],
         dimensions=DIMENSIONS,
         tiers=[t for t in TIERS if t in summary["tiers"]],
+        provenance=provenance_rows(summary.get("provenance")) if summary.get("provenance") else None,
+        provenance_head=PROVENANCE_HEAD,
     )
 
 

@@ -8,6 +8,8 @@ Shape (``version`` 2)::
     {"version", "run": {"id", "task_set", "harness", "model", "status", "call_source", "shims",
              "settings": {"feedback", "temperature", "max_steps", "repeats", "lang", "chat_handler",
                           "task_subset", "task_set_size"}},
+     "provenance": {"server", "model", "chat", "sampling", "launcher", "shims", "probegate",
+                    "frameworks", "headers", "sources", ...} | null,
      "headline": {"reach", "tasks", "attempts", "passed", "repeats", "interop_attempts",
                   "served_attempts", "reach_served", "valid", "invalid_reason"},
      "validity": {"valid", "attempts", "interop_attempts", "interop_share", "max_interop", "reason"},
@@ -34,6 +36,11 @@ Every attempt is in the denominator of every figure (interop failures included);
 ``headline.reach_served`` is the pass rate over the attempts the server served
 properly, a second figure that is never the headline. Version 1 summaries excluded
 interop attempts from every figure.
+
+``provenance`` is where the run's numbers came from (server software and version, model
+file, size, quantization, sha256, context size, chat handler, sampling, shims, framework
+versions; shape in :mod:`probegate.runner.provenance`), as the run recorded it before its
+attempts; ``null`` for a run recorded before provenance existed.
 
 ``warnings`` (``[]`` when the captures read cleanly) lists what the store held that
 could not be read, run-level lines first, then each scored attempt's in order
@@ -269,6 +276,7 @@ def summarize(run_score: RunScore) -> dict[str, Any]:
             "shims": shims_used(run_score),
             "settings": {k: run_score.run.params[k] for k in SETTINGS if run_score.run.params.get(k) is not None},
         },
+        "provenance": provenance if isinstance(provenance := run_score.run.params.get("provenance"), dict) else None,
         "headline": {
             "reach": repeats["reach_median"],
             "tasks": len(by_task),
