@@ -204,6 +204,16 @@ def run(
     lang: str = typer.Option("en", "--lang", help="Prompt language: en or zh.", parser=choice("en", "zh")),
     feedback: str = typer.Option("actionable", "--feedback", help="Probe error feedback: plain or actionable.",
                                   parser=choice("plain", "actionable")),
+    protocol: str = typer.Option(
+        "off", "--protocol", parser=choice("off", "steps"),
+        help="Execution protocol of the reference harnesses (fc, react, plan, code): steps adds 'Step k/N' before "
+             "each model call and a completion check before the final answer. Recorded in the run's params.",
+    ),
+    memory: str = typer.Option(
+        "off", "--memory", parser=choice("off", "digest"),
+        help="Memory of the reference harnesses: digest keeps a short digest of earlier tool results in each "
+             "request. Recorded in the run's params.",
+    ),
     tasks: str | None = typer.Option(None, "--tasks", help="Only these task ids, comma-separated."),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: TIME-HARNESS-RANDOM)."),
     task_timeout: float = typer.Option(300.0, "--task-timeout", help="Seconds per attempt.",
@@ -250,7 +260,9 @@ def run(
     if chat_handler is not None and (model_endpoint or gateway):
         raise UsageError("--chat-handler picks the embedded server's prompt format: leave out --model-endpoint "
                          "and --gateway")
-    harnesses, notes = expand_harnesses(harness, HarnessOptions(unsafe_no_sandbox=unsafe_no_sandbox))
+    harnesses, notes = expand_harnesses(
+        harness, HarnessOptions(unsafe_no_sandbox=unsafe_no_sandbox, protocol=protocol, memory=memory)
+    )
     check_store_url(store)
     writable_dir(output_dir, "--output-dir")  # before the run, not when its report is written
     if model_path is not None and not Path(model_path).is_file():
@@ -268,6 +280,8 @@ def run(
         max_steps=max_steps,
         lang=lang,
         feedback=feedback,
+        protocol=protocol,
+        memory=memory,
         task_ids=tuple(t.strip() for t in (tasks or "").split(",") if t.strip()),
         run_id=run_id,
         task_timeout=task_timeout,

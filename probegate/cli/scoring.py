@@ -230,7 +230,7 @@ def compare(
     """Side-by-side metrics of several runs (same model, other harness; or other models),
     every reach figure with its 95 % interval; invalid runs are named in the first line."""
     from probegate.scorer.report.compare import compare_table
-    from probegate.scorer.report.console import compare_markdown, compare_tables, invalid_lines
+    from probegate.scorer.report.console import ablation_rich_table, compare_markdown, compare_tables, invalid_lines
 
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
@@ -245,6 +245,9 @@ def compare(
         typer.echo(compare_markdown(data), nl=False)
         return
     console = _console()
+    ablation = ablation_rich_table(data)
+    if ablation is not None:
+        console.print(ablation)
     for table in compare_tables(data):
         console.print(table)
 

@@ -6,7 +6,8 @@ rounded to 6 places (:func:`stable`), so the same store gives the same bytes.
 Shape (``version`` 2)::
 
     {"version", "run": {"id", "task_set", "harness", "model", "status", "call_source", "shims",
-             "settings": {"feedback", "temperature", "max_steps", "repeats", "lang"}},
+             "settings": {"feedback", "protocol", "memory", "temperature", "max_steps", "repeats", "lang",
+                          "chat_handler"}},
      "headline": {"reach", "tasks", "attempts", "passed", "repeats", "interop_attempts",
                   "served_attempts", "reach_served", "valid", "invalid_reason"},
      "validity": {"valid", "attempts", "interop_attempts", "interop_share", "max_interop", "reason"},
@@ -70,7 +71,7 @@ from probegate.scorer.rebuild.rows import RunInfo
 SUMMARY_VERSION = 2
 TIERS = ("P0", "P1", "P2")
 #: Run params copied into ``summary.run.settings`` (what ``compare`` tells runs apart by).
-SETTINGS = ("feedback", "temperature", "max_steps", "repeats", "lang", "chat_handler")
+SETTINGS = ("feedback", "protocol", "memory", "temperature", "max_steps", "repeats", "lang", "chat_handler")
 
 
 @dataclass(frozen=True)
