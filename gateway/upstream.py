@@ -63,7 +63,9 @@ def upstream_url(base: str, path: str, query: str) -> str:
     """Join the upstream base URL and a request path without doubling ``/v1``.
 
     ``http://h:8080`` + ``/v1/models`` -> ``http://h:8080/v1/models``;
-    ``http://h:8080/v1`` + ``/v1/models`` -> ``http://h:8080/v1/models``.
+    ``http://h:8080/v1`` + ``/v1/models`` -> ``http://h:8080/v1/models``. Ollama's native
+    routes live next to ``/v1``, not under it: ``http://h:11434/v1`` + ``/api/chat`` ->
+    ``http://h:11434/api/chat``.
 
     ``path`` is the decoded path (ASGI ``scope["path"]``); characters that cannot
     stand in a path as they are (``%``, space, non-ASCII) are percent-encoded again,
@@ -72,6 +74,8 @@ def upstream_url(base: str, path: str, query: str) -> str:
     base = base.rstrip("/")
     if base.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
         path = path[3:]
+    elif base.endswith("/v1") and path.startswith("/api/"):
+        base = base[: -len("/v1")]
     path = quote(path, safe="/:@!$&'()*+,;=~")
     return f"{base}{path}" + (f"?{query}" if query else "")
 

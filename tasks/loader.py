@@ -30,6 +30,13 @@ from probegate.yamlfile import load_yaml
 
 TASKS_DIR = Path(__file__).parent
 SCHEMA_PATH = TASKS_DIR / "schema.json"
+#: A task set folder's optional file of named subsets: ``NAME: [task id, ...]``.
+SUBSETS_FILE = "subsets.yaml"
+#: The subset a run covers when ``--tasks`` is not given (when the set defines it).
+DEFAULT_SUBSET = "default"
+#: The ``--tasks`` name for every task of the set.
+ALL_TASKS = "all"
+_SUBSET_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 Tier = Literal["P0", "P1", "P2"]
 Category = Literal[
@@ -165,6 +172,9 @@ class TaskSet(_Frozen):
     name: str
     path: str
     tasks: list[Task]
+    #: Named subsets (``subsets.yaml`` in the folder): name -> task ids, in set order.
+    #: The one named :data:`DEFAULT_SUBSET` is what a run covers without ``--tasks``.
+    subsets: dict[str, list[str]] = Field(default_factory=dict)
 
     def get(self, task_id: str) -> Task:
         """The task with ``task_id``.
@@ -201,18 +211,38 @@ class TaskSet(_Frozen):
         return cls(name=str(data.get("name") or "snapshot"), path=str(data.get("path") or ""), tasks=tasks)
 
     def select(self, ids: list[str] | None) -> list[Task]:
-        """The tasks named in ``ids`` (all when ``None``).
+        """The tasks named in ``ids``, in set order.
+
+        Each name is a task id, a subset name (``subsets.yaml``) or ``all`` (every
+        task). ``None`` or empty means the subset called ``default`` when the set has
+        one, else every task.
 
         Raises:
-            TaskSetError: an id is not in the set.
+            TaskSetError: a name is neither a task id, a subset nor ``all``.
         """
-        if not ids:
-            return list(self.tasks)
+        names = list(ids or []) or ([DEFAULT_SUBSET] if DEFAULT_SUBSET in self.subsets else [ALL_TASKS])
         known = {t.id for t in self.tasks}
-        unknown = [i for i in ids if i not in known]
+        wanted: set[str] = set()
+        unknown = []
+        for name in names:
+            if name == ALL_TASKS:
+                wanted |= known
+            elif name in self.subsets:
+                wanted |= set(self.subsets[name])
+            elif name in known:
+                wanted.add(name)
+            else:
+                unknown.append(name)
         if unknown:
-            raise TaskSetError(f"unknown task id(s) in {self.name}: {', '.join(unknown)}")
-        return [t for t in self.tasks if t.id in ids]
+            subsets = ", ".join([*self.subsets, ALL_TASKS])
+            raise TaskSetError(f"unknown task id(s) in {self.name}: {', '.join(unknown)} (subsets: {subsets})")
+        return [t for t in self.tasks if t.id in wanted]
+
+    def subset_of(self, ids: list[str] | None) -> str | None:
+        """The subset name ``ids`` stands for (``None`` or empty: the default choice;
+        one subset name or ``all``), or ``None`` for a list of task ids."""
+        names = list(ids or []) or ([DEFAULT_SUBSET] if DEFAULT_SUBSET in self.subsets else [ALL_TASKS])
+        return names[0] if len(names) == 1 and (names[0] in self.subsets or names[0] == ALL_TASKS) else None
 
 
 @lru_cache(maxsize=1)
@@ -441,7 +471,7 @@ def load_task_set(name_or_path: str) -> TaskSet:
             tasks share an id. The message lists every problem, one per line.
     """
     folder = task_set_folder(name_or_path)
-    files = sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml"))
+    files = [p for p in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if p.name != SUBSETS_FILE]
     if not files:
         raise TaskSetError(f"task set {folder} holds no *.yaml task files")
     tasks: list[Task] = []
@@ -456,10 +486,52 @@ def load_task_set(name_or_path: str) -> TaskSet:
             problems.append(f"{path.name}: id: duplicate task id {task.id!r} (also in {seen[task.id]})")
         seen[task.id] = path.name
         tasks.append(task)
+    subsets, subset_problems = load_subsets(folder / SUBSETS_FILE, [t.id for t in tasks])
+    problems.extend(subset_problems)
     if len(problems) == 1:  # one line, as every other error
         raise TaskSetError(f"task set {folder} has 1 problem: {problems[0]}")
     if problems:
         raise TaskSetError(
             f"task set {folder} has {len(problems)} problem(s):\n" + "\n".join(problems)
         )
-    return TaskSet(name=folder.name, path=str(folder), tasks=tasks)
+    return TaskSet(name=folder.name, path=str(folder), tasks=tasks, subsets=subsets)
+
+
+def load_subsets(path: Path, task_ids: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """A set's named subsets (``subsets.yaml``: ``NAME: [task id, ...]``) and their problems.
+
+    A missing file means no subsets. Names are lowercase words with dashes, not
+    ``all`` and not a task id; every id must be a task of the set, once.
+
+    Returns:
+        ``({name: ids in set order}, ["subsets.yaml: field: reason", ...])``.
+    """
+    if not path.is_file():
+        return {}, []
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return {}, [f"{path.name}: (file): {exc}".replace("\n", " ")]
+    if not isinstance(data, dict):
+        return {}, [f"{path.name}: (top level): must map subset names to lists of task ids"]
+    known = set(task_ids)
+    subsets: dict[str, list[str]] = {}
+    problems = []
+    for name, ids in data.items():
+        where = f"{path.name}: {name}"
+        if not isinstance(name, str) or not _SUBSET_NAME.match(name) or name == ALL_TASKS or name in known:
+            problems.append(f"{where}: a subset name is a lowercase word with dashes, not {ALL_TASKS!r} "
+                            f"and not a task id")
+            continue
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+            problems.append(f"{where}: must be a non-empty list of task ids")
+            continue
+        unknown = [i for i in ids if i not in known]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if unknown:
+            problems.append(f"{where}: unknown task id(s): {', '.join(unknown)}")
+        if twice:
+            problems.append(f"{where}: listed more than once: {', '.join(twice)}")
+        if not unknown and not twice:
+            subsets[name] = [i for i in task_ids if i in ids]
+    return subsets, problems

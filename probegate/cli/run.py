@@ -89,7 +89,11 @@ def invalid_environment(summary: dict[str, Any] | None) -> str | None:
 
 
 def headline(summary: dict[str, Any] | None) -> str | None:
-    """One line of the run's headline figures from the scorer's summary (pure)."""
+    """The run's headline figures from the scorer's summary (pure): a first line with the
+    mean score and reach per tier with 95 % intervals (docs/metrics.md §7; an invalid run's
+    says why instead), then one line of reach, attempts passed, interop and pass^k."""
+    from probegate.scorer.report.headline import headline_text
+
     head = (summary or {}).get("headline") or {}
     if not head:
         return None
@@ -106,7 +110,7 @@ def headline(summary: dict[str, Any] | None) -> str | None:
     pass_k = ((summary or {}).get("repeats") or {}).get("pass_hat_k")
     if isinstance(pass_k, (int, float)) and head.get("repeats", 1) and head.get("repeats", 1) > 1:
         parts.append(f"pass^{head['repeats']} {pass_k:.2f}")
-    return " | ".join(parts)
+    return headline_text(summary or {}) + "\n" + " | ".join(parts)
 
 
 def _summary(run_score: Any) -> dict[str, Any] | None:
@@ -137,7 +141,9 @@ def _print_report(console: Console, report: RunReport) -> None:
 def run(
     harness: str = typer.Option(
         ..., "--harness",
-        help='fc, react, plan, code, langchain, crewai, cmd:"COMMAND"; a comma list or all runs each against the same model.',
+        help='fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, ollama, cmd:"COMMAND"; a comma '
+             "list or all runs each against the same model (all leaves out the MCP variants and ollama, which needs "
+             "--model-endpoint at an Ollama server).",
     ),
     model: str | None = typer.Option(
         None, "--model", help="Model name sent in every request (required with --model-endpoint or --gateway)."
@@ -170,7 +176,11 @@ def run(
         help="Memory of the reference harnesses: digest keeps a short digest of earlier tool results in each "
              "request. Recorded in the run's params.",
     ),
-    tasks: str | None = typer.Option(None, "--tasks", help="Only these task ids, comma-separated."),
+    tasks: str | None = typer.Option(
+        None, "--tasks",
+        help="Task ids or subset names, comma-separated; all for every task. Default: the set's default subset "
+             "(9 of the 36 built-in tasks), or every task of a set without one.",
+    ),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: TIME-HARNESS-RANDOM)."),
     task_timeout: float = typer.Option(300.0, "--task-timeout", help="Seconds per attempt.",
                                       parser=number(above=0, what="seconds")),
@@ -180,7 +190,10 @@ def run(
         None, "--model-path", help="Serve this GGUF file with the embedded llama.cpp server (no --model-endpoint)."
     ),
     compat: list[str] = typer.Option(
-        [], "--compat", help="Opt-in request shims for the in-process gateway (see probegate serve --help)."
+        [], "--compat",
+        help="Request shims for the in-process gateway (see probegate serve --help); none for no shim. Default: "
+             "none, except on the embedded model: the shims the doctor recommends for its chat handler and "
+             "default-max-tokens=512.",
     ),
     unsafe_no_sandbox: bool = typer.Option(
         False, "--unsafe-no-sandbox",
@@ -244,7 +257,7 @@ def run(
         api_key=api_key,
         output_dir=output_dir,
         model_path=model_path,
-        compat=tuple(compat),
+        compat=_shims(compat, chat_handler, local=not (model_endpoint or gateway) and executor == "local"),
         unsafe_no_sandbox=unsafe_no_sandbox,
         max_interop=max_interop,
         executor=executor,
@@ -263,6 +276,24 @@ def run(
             _run_many(config, harnesses)
         else:
             _run_one(replace(config, harness=harnesses[0]), console)
+
+
+def _shims(compat: list[str], chat_handler: str | None, *, local: bool) -> tuple[str, ...]:
+    """``--compat`` values -> the shims to apply: ``none`` is no shim; nothing given is
+    the embedded server's own list when the run uses it (printed; recorded on the run)."""
+    from probegate.runner.embedded import embedded_shims
+
+    values = [value.strip() for value in compat if value.strip()]
+    if "none" in values:
+        if len(values) > 1:
+            raise UsageError("--compat none means no shim: give it alone")
+        return ()
+    if values or not local:
+        return tuple(compat)
+    shims = embedded_shims(chat_handler)
+    Console(stderr=True).print(f"shims for the embedded server: {','.join(shims)} (--compat none for none)",
+                               markup=False, style="dim")
+    return shims
 
 
 def _run_one(config: Any, console: Console) -> None:

@@ -226,9 +226,15 @@ def compare(
     as_json: bool = JsonOption,
     markdown: bool = typer.Option(False, "--markdown", help="Print the metrics as a Markdown table."),
     max_interop: float = MaxInteropOption,
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write a self-contained page: the chart of mean score by harness and tier, then the table."
+    ),
+    png: Path | None = typer.Option(None, "--png", help="Also write the chart as a PNG (needs Chromium: apt-get install -y chromium)."),
 ) -> None:
     """Side-by-side metrics of several runs (same model, other harness; or other models),
-    every reach figure with its 95 % interval; invalid runs are named in the first line."""
+    led by the mean score (partial credit) and reach per tier, every figure with its 95 %
+    interval; invalid runs are named in the first line."""
+    from probegate.cli.options import output_file
     from probegate.scorer.report.compare import compare_table
     from probegate.scorer.report.console import ablation_rich_table, compare_markdown, compare_tables, invalid_lines
 
@@ -236,8 +242,12 @@ def compare(
         raise UsageError("compare needs at least two runs")
     if as_json and markdown:
         raise UsageError("give --json or --markdown, not both")
+    for path, option in ((html, "--html"), (png, "--png")):
+        if path is not None:
+            output_file(path, option)
     data = compare_table([load_summary(r, task_set, store) for r in runs], max_interop)
     _invalid_first(invalid_lines(data), as_json)
+    _write_compare_outputs(data, html, png, err=as_json or markdown)
     if as_json:
         _echo_json(data)
         return
@@ -250,6 +260,29 @@ def compare(
         console.print(ablation)
     for table in compare_tables(data):
         console.print(table)
+
+
+def _write_compare_outputs(data: dict[str, Any], html: Path | None, png: Path | None, err: bool) -> None:
+    """Write ``compare --html`` / ``--png`` and name each file (on stderr when stdout carries JSON or Markdown).
+
+    Raises:
+        UsageError: a file cannot be written, or no Chromium could draw the PNG.
+    """
+    if html is None and png is None:
+        return
+    from probegate.scorer.report.html import PNG_HEIGHT, PNG_WIDTH, compare_chart_page, render_compare
+    from probegate.scorer.report.snapshot import html_to_png
+
+    try:
+        if html is not None:
+            html.parent.mkdir(parents=True, exist_ok=True)
+            html.write_text(render_compare(data), encoding="utf-8")
+            typer.echo(f"chart and table: {html}", err=err)
+        if png is not None:
+            html_to_png(compare_chart_page(data), png, PNG_WIDTH, PNG_HEIGHT)
+            typer.echo(f"chart: {png}", err=err)
+    except OSError as exc:
+        raise UsageError(f"cannot write {exc.filename or ''}: {exc.strerror or exc}") from None
 
 
 def diff(

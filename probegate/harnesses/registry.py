@@ -1,5 +1,6 @@
 """Harness names -> harnesses: ``fc``, ``react``, ``plan``, ``code``, ``langchain``,
-``crewai``, their MCP variants ``langchain-mcp`` and ``crewai-mcp``, and ``cmd:"COMMAND"``.
+``crewai``, their MCP variants ``langchain-mcp`` and ``crewai-mcp``, ``ollama`` (Ollama's
+native ``/api/chat``), and ``cmd:"COMMAND"``.
 
 Framework harnesses are imported only when named, and checked right away, so a
 missing ``frameworks`` extra is one clear line before the run starts.
@@ -53,8 +54,8 @@ class HarnessOptions:
         asked = [f"--{opt} {value}" for opt, value in (("protocol", self.protocol), ("memory", self.memory))
                  if value != "off"]
         if asked:
-            raise UsageError(f"{' and '.join(asked)}: the {name} harness runs its own agent loop and cannot honour "
-                             f"it; these options are for the reference harnesses ({', '.join(REFERENCE_HARNESSES)})")
+            raise UsageError(f"{' and '.join(asked)}: the {name} harness does not implement it; these options are "
+                             f"for the reference harnesses ({', '.join(REFERENCE_HARNESSES)})")
 
 
 def _fc(options: HarnessOptions) -> Harness:
@@ -105,6 +106,12 @@ def _crewai_mcp(options: HarnessOptions) -> Harness:
     return CrewAIMcpHarness()
 
 
+def _ollama(options: HarnessOptions) -> Harness:
+    from probegate.harnesses.ollama_chat import OllamaHarness
+
+    return OllamaHarness()
+
+
 #: Built-in harness names -> a factory. Framework harnesses import their framework
 #: inside the factory, so a missing extra costs nothing until the harness is named.
 HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
@@ -116,15 +123,21 @@ HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
     "crewai": _crewai,
     "langchain-mcp": _langchain_mcp,
     "crewai-mcp": _crewai_mcp,
+    "ollama": _ollama,
 }
 
 CMD_PREFIX = "cmd:"
 
 
 #: What ``--harness all`` runs: every built-in style (the MCP variants, the same
-#: styles over another tool transport, only when named).
+#: styles over another tool transport, only when named; so is ``ollama``: it needs an
+#: Ollama server, and the embedded server has no ``/api/chat``).
 ALL = "all"
 MCP_VARIANTS = ("langchain-mcp", "crewai-mcp")
+#: Harnesses the embedded model server cannot answer -> why (a run refuses them without
+#: ``--model-endpoint`` or ``--gateway``).
+NEEDS_ENDPOINT = {"ollama": "it calls Ollama's native /api/chat, which the embedded model server lacks"}
+NAMED_ONLY = (*MCP_VARIANTS, *NEEDS_ENDPOINT)
 
 
 def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[list[str], list[str]]:
@@ -132,7 +145,7 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
 
     ``all`` is every built-in style whose dependencies are installed (a framework
     style without its extra, or one that cannot honour ``--protocol`` / ``--memory``, is
-    left out with a note; the MCP variants are left out); ``fc,react`` is a list; a
+    left out with a note; the MCP variants and ``ollama`` are left out); ``fc,react`` is a list; a
     ``cmd:`` value is one harness even when its command holds commas.
 
     Raises:
@@ -141,7 +154,7 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     spec = spec.strip()
     if not spec:
         raise UsageError(
-            "--harness needs a value: fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, all, "
+            "--harness needs a value: fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, ollama, all, "
             "or cmd:\"COMMAND\""
         )
     if spec.startswith(CMD_PREFIX):
@@ -149,7 +162,7 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     if spec != ALL:
         return [name.strip() for name in spec.split(",") if name.strip()], []
     names, notes = [], []
-    for name in (n for n in HARNESSES if n not in MCP_VARIANTS):
+    for name in (n for n in HARNESSES if n not in NAMED_ONLY):
         try:
             get_harness(name, options)
         except UsageError as exc:

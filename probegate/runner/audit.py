@@ -22,7 +22,7 @@ from probegate.runner.execute import RunConfig, execute
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP
 from probegate.scorer.selftest.agents import AGENTS, AuditAgent
 from probegate.store import new_id
-from probegate.tasks.loader import load_task_set
+from probegate.tasks.loader import ALL_TASKS, load_task_set
 from probegate.testing import ScriptedUpstream, do_nothing_model, serve_in_thread
 
 #: Model name the audit runs send.
@@ -161,7 +161,7 @@ def audit_agents(
                 run_id = f"audit-{agent.name.replace('_', '-')}-{new_id().lower()[-8:]}"
                 config = RunConfig(task_set=folder, harness=agent.harness(folder), model=AUDIT_MODEL, model_endpoint=server.url,
                                    store=url, concurrency=concurrency, run_id=run_id, task_timeout=120.0, output_dir=out,
-                                   max_interop=max_interop)
+                                   max_interop=max_interop, task_ids=(ALL_TASKS,))
                 report = execute(config, _Quiet())
                 run_score = report.score.run_score if report.score is not None else None
                 runs.append((agent, run_id, run_score.summary() if run_score is not None else {}))

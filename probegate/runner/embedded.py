@@ -170,6 +170,37 @@ def _check_server_installed() -> None:
         raise UsageError(f"llama-cpp-python is not installed; run: {LOCAL_EXTRA}")
 
 
+#: The output budget the embedded server's shims give a request that sets none (tokens).
+#: A 135M model that does not stop fills whatever it is given: a 1,024-token budget cost
+#: 54 s of one attempt on a 2-core CPU; the useful replies of the main job are shorter.
+EMBEDDED_MAX_TOKENS = 512
+#: What ``probegate run`` applies on the embedded server when ``--compat`` is not given:
+#: for each chat handler, the shims ``probegate doctor`` recommends for it, plus
+#: ``default-max-tokens`` (a budget for the harnesses that send no output limit).
+#: Recorded on every exchange they rewrite, like any ``--compat``.
+EMBEDDED_SHIMS: dict[str, tuple[str, ...]] = {
+    PROBEGATE_HANDLER: ("null-content", "args-as-string", "max-tokens-alias",
+                        f"default-max-tokens={EMBEDDED_MAX_TOKENS}"),
+    "chatml-function-calling": ("tool-choice-auto", "system-for-tools", "null-content", "args-as-string",
+                                "max-tokens-alias", "bound-strings", "cap-max-length",
+                                f"default-max-tokens={EMBEDDED_MAX_TOKENS}"),
+}
+
+
+def embedded_shims(chat_handler: str | None) -> tuple[str, ...]:
+    """The shims a run on the embedded server gets without ``--compat`` (pure).
+
+    Raises:
+        UsageError: an unknown chat handler.
+    """
+    return EMBEDDED_SHIMS[check_chat_handler(chat_handler or PROBEGATE_HANDLER)]
+
+
+def embedded_threads() -> int:
+    """Threads the embedded server computes with: the CPU count, 1 to 4."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
 def check_chat_handler(name: str) -> str:
     """``name`` if it is one of :data:`CHAT_HANDLERS`.
 
@@ -236,7 +267,7 @@ def start_embedded(
     port = port or free_port()
     alias = DEFAULT_ALIAS if model_path is None else path.stem
     log_path = Path(tempfile.gettempdir()) / f"probegate-llama-{port}.log"
-    threads = max(1, min(os.cpu_count() or 1, 4))
+    threads = embedded_threads()
     command = server_command(path, port, n_ctx=n_ctx, alias=alias, threads=threads, parent_pid=os.getpid(),
                              chat_handler=chat_handler)
     log_path.write_bytes(b"")

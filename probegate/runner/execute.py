@@ -26,7 +26,7 @@ from probegate.runner.claims import MAX_TRIES
 from probegate.runner.executors.base import AttemptPlan, Executor
 from probegate.runner.executors.local import LocalExecutor
 from probegate.runner.local_model import embedded_endpoint
-from probegate.harnesses.registry import HarnessOptions, get_harness
+from probegate.harnesses.registry import NEEDS_ENDPOINT, HarnessOptions, get_harness
 from probegate.runner.runs import check_run_id, create_run, finish_run, new_run_id
 from probegate.runner.scoring import AttemptJudge, score_and_write
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP
@@ -108,6 +108,9 @@ def check_config(config: RunConfig) -> None:
             raise UsageError(f"{name} must be an http(s) URL, got {url!r}")
     if (config.model_endpoint or config.gateway) and not config.model:
         raise UsageError("--model NAME is required with --model-endpoint or --gateway")
+    if config.harness in NEEDS_ENDPOINT and not (config.model_endpoint or config.gateway):
+        raise UsageError(f"--harness {config.harness} needs --model-endpoint URL (and --model NAME): "
+                         f"{NEEDS_ENDPOINT[config.harness]}")
     if config.model_path and (config.model_endpoint or config.gateway):
         raise UsageError("--model-path serves a local GGUF: leave out --model-endpoint and --gateway")
     if config.compat and config.gateway:
@@ -190,6 +193,8 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
         "protocol": config.protocol,
         "memory": config.memory,
         "task_ids": [t.id for t in tasks],
+        "task_subset": task_set.subset_of(list(config.task_ids)),
+        "task_set_size": len(task_set.tasks),
         "task_timeout": config.task_timeout,
         "external_gateway": config.gateway,
         "compat": list(config.compat),

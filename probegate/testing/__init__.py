@@ -2,7 +2,15 @@
 
 from probegate.testing.models import do_nothing_model
 from probegate.testing.server import RunningServer, free_port, serve_in_thread
-from probegate.testing.streams import chat_chunk, chat_completion, chat_stream, sse
+from probegate.testing.streams import (
+    chat_chunk,
+    chat_completion,
+    chat_stream,
+    ndjson,
+    ollama_chat,
+    ollama_chat_stream,
+    sse,
+)
 from probegate.testing.upstream import ReceivedRequest, Reply, ScriptedUpstream, Turn
 
 __all__ = [
@@ -16,6 +24,9 @@ __all__ = [
     "chat_stream",
     "do_nothing_model",
     "free_port",
+    "ndjson",
+    "ollama_chat",
+    "ollama_chat_stream",
     "serve_in_thread",
     "sse",
 ]

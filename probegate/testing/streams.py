@@ -96,3 +96,59 @@ def chat_stream(
                    "model": model, "choices": [],
                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
     return chunks
+
+
+def ndjson(objects: list[Any]) -> bytes:
+    """An NDJSON body (Ollama's native streams): one compact JSON object a line."""
+    return "".join(json.dumps(o, separators=(",", ":")) + "\n" for o in objects).encode()
+
+
+def _ollama_calls(tool_calls: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    # Ollama sends every call whole, without an id, its arguments an object
+    return [{"function": {"name": call["name"], "arguments": call["arguments"]}} for call in tool_calls or []]
+
+
+def _ollama_done(model: str, done_reason: str) -> dict[str, Any]:
+    return {"model": model, "created_at": "2025-01-01T10:00:00Z",
+            "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": done_reason,
+            "total_duration": 1000000, "prompt_eval_count": 10, "eval_count": 5}
+
+
+def ollama_chat(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    model: str = "test-model",
+    done_reason: str = "stop",
+) -> dict[str, Any]:
+    """A non-streamed Ollama ``/api/chat`` answer; ``tool_calls`` as ``[{"name", "arguments"}]``
+    (arguments sent as given: a dict, as Ollama sends them, or a string to play a server
+    that does not). Ollama gives calls no id and ends a tool-calling turn with ``done_reason: "stop"``."""
+    body = _ollama_done(model, done_reason)
+    body["message"] = {"role": "assistant", "content": content or ""}
+    if tool_calls:
+        body["message"]["tool_calls"] = _ollama_calls(tool_calls)
+    return body
+
+
+def ollama_chat_stream(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    model: str = "test-model",
+    pieces: int = 3,
+) -> list[dict[str, Any]]:
+    """The NDJSON objects of a streamed ``/api/chat`` turn: content split in ``pieces``
+    (``done: false``), one object with every tool call, then the ``done: true`` object
+    with ``done_reason`` and the token counts (``prompt_eval_count``, ``eval_count``)."""
+    def chunk(message: dict[str, Any]) -> dict[str, Any]:
+        return {"model": model, "created_at": "2025-01-01T10:00:00Z",
+                "message": {"role": "assistant", **message}, "done": False}
+
+    chunks = []
+    if content:
+        step = max(1, len(content) // pieces)
+        chunks += [chunk({"content": content[i : i + step]}) for i in range(0, len(content), step)]
+    if tool_calls:
+        chunks.append(chunk({"content": "", "tool_calls": _ollama_calls(tool_calls)}))
+    return [*chunks, _ollama_done(model, "stop")]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from probegate.testing.streams import chat_completion, chat_stream, sse
+from probegate.testing.streams import chat_completion, chat_stream, ndjson, ollama_chat, ollama_chat_stream, sse
 
 
 @dataclass
@@ -69,10 +69,20 @@ class Reply:
         chunks = [sse([e], done=False) for e in events] + ([b"data: [DONE]\n\n"] if done else [])
         return cls(200, [("content-type", "text/event-stream")], chunks=chunks, gap_s=gap_s, **kw)
 
+    @classmethod
+    def ndjson(cls, objects: list[Any], *, gap_s: float = 0.0, **kw: Any) -> Reply:
+        """An NDJSON reply (Ollama's native stream), one chunk per object."""
+        chunks = [ndjson([o]) for o in objects]
+        return cls(200, [("content-type", "application/x-ndjson")], chunks=chunks, gap_s=gap_s, **kw)
+
 
 @dataclass
 class Turn:
-    """An assistant turn, sent streamed or not as the request asks."""
+    """An assistant turn, sent streamed or not as the request asks.
+
+    A request to Ollama's native ``/api/chat`` is answered in its form: NDJSON unless
+    the request says ``"stream": false`` (Ollama streams by default), calls without ids.
+    """
 
     content: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
@@ -83,8 +93,13 @@ class Turn:
             body = request.json()
         except ValueError:
             body = {}
-        model = body.get("model", "test-model") if isinstance(body, dict) else "test-model"
-        if isinstance(body, dict) and body.get("stream"):
+        body = body if isinstance(body, dict) else {}
+        model = body.get("model", "test-model")
+        if request.path.rstrip("/").endswith("/api/chat"):
+            if body.get("stream", True):
+                return Reply.ndjson(ollama_chat_stream(self.content, self.tool_calls, model=model), gap_s=self.gap_s)
+            return Reply.json(ollama_chat(self.content, self.tool_calls, model=model))
+        if body.get("stream"):
             return Reply.sse(chat_stream(self.content, self.tool_calls, model=model), gap_s=self.gap_s)
         return Reply.json(chat_completion(self.content, self.tool_calls, model=model))
 

@@ -268,7 +268,10 @@ def build_trajectory(
         turn.steps = _steps_of(turn, next_id)
         next_id += len(turn.steps)
         turns.append(turn)
-        tracker.record_output(thread, mapping(mapping(ex.completion).get("assistant")).get("content"), [c.call_id or "" for c in parsed.calls])
+        tracker.record_output(thread, mapping(mapping(ex.completion).get("assistant")).get("content"),
+                              [c.call_id or "" for c in parsed.calls],
+                              [(c.name, c.arguments if c.arguments is not None else c.raw)
+                               for c in parsed.calls if not c.call_id and c.kind == "fc"])
     _observe(turns, by_seq, tracker)
     probe_records, step_probe = _probe_records(rows, turns, tracker, by_seq)
     _mark_repaired_probe_calls(turns, probe_records, issues)

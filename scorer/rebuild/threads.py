@@ -3,8 +3,9 @@
 Every request carries the whole history the agent sent. A request **extends** a
 thread when its messages start with that thread's last request; it **continues** a
 thread when it repeats that thread's last model output (as an assistant message, a
-tool result answering its call ids, or inside a rebuilt prompt, as ReAct scratchpads
-do). Anything else starts a new thread (a sub-agent). A continuing request that no
+tool result answering its call ids, a call without id (Ollama's native API has none)
+repeated with the same name and arguments, or inside a rebuilt prompt, as ReAct
+scratchpads do). Anything else starts a new thread (a sub-agent). A continuing request that no
 longer carries the thread's first system or user message is evidence of history
 truncation (:class:`~probegate.scorer.trajectory.DroppedMessage`).
 """
@@ -134,6 +135,7 @@ class _Thread:
     last_keys: list[MessageKey] = field(default_factory=list)
     output_text: str = ""
     output_ids: set[str] = field(default_factory=set)
+    output_calls: set[str] = field(default_factory=set)
     exchanges: list[int] = field(default_factory=list)
     dropped: list[DroppedMessage] = field(default_factory=list)
 
@@ -163,8 +165,10 @@ class ThreadTracker:
         for m in messages:
             if m.get("role") == "tool" and m.get("tool_call_id") in t.output_ids:
                 return True
-            ids = {c.get("id") for c in items(m.get("tool_calls")) if isinstance(c, dict)}
-            if ids & t.output_ids:
+            calls = [c for c in items(m.get("tool_calls")) if isinstance(c, dict)]
+            if {c.get("id") for c in calls} & t.output_ids:
+                return True
+            if t.output_calls and {call_signature(_call_name(c), _call_arguments(c)) for c in calls} & t.output_calls:
                 return True
             if len(t.output_text) >= 8 and t.output_text in _squash(content_text(m.get("content"))):
                 return True
@@ -196,8 +200,38 @@ class ThreadTracker:
             if not any(first in text for text in texts):
                 t.dropped.append(DroppedMessage(exchange_seq=seq, role=role, excerpt=first[:160]))
 
-    def record_output(self, thread: int, text: str | None, call_ids: list[str]) -> None:
-        """Remember the model's answer in ``thread`` (what the next request must repeat)."""
+    def record_output(
+        self, thread: int, text: str | None, call_ids: list[str], id_less: list[tuple[str, Any]] | None = None
+    ) -> None:
+        """Remember the model's answer in ``thread`` (what the next request must repeat).
+
+        Args:
+            thread: the thread.
+            text: the answer's text.
+            call_ids: the ids of its tool calls.
+            id_less: ``(name, arguments)`` of its tool calls that have no id (Ollama's
+                native API gives none): a request repeating one continues the thread.
+        """
         t = self.threads[thread]
         t.output_text = _squash(text or "")
         t.output_ids = {i for i in call_ids if i}
+        t.output_calls = {call_signature(name, arguments) for name, arguments in id_less or []}
+
+
+def _call_name(call: dict[str, Any]) -> Any:
+    return mapping(call.get("function")).get("name") or call.get("name")
+
+
+def _call_arguments(call: dict[str, Any]) -> Any:
+    return mapping(call.get("function")).get("arguments", call.get("arguments"))
+
+
+def call_signature(name: Any, arguments: Any) -> str:
+    """A tool call's identity without an id: its name and its arguments as canonical JSON
+    (arguments given as JSON text are parsed first, so ``'{"a": 1}'`` and ``{"a": 1}`` agree)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass
+    return json.dumps([name, arguments], sort_keys=True, ensure_ascii=False, default=str)

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from probegate.scorer.judge.reach import DIMENSIONS
-from probegate.scorer.report.stats import PairedTest, bootstrap_mean, mcnemar_paired, pass_map, rate_interval, wilson
+from probegate.scorer.report.headline import (
+    HEADLINE_METRIC,
+    headline_figures,
+    reach_interval,
+    score_interval,
+    score_value,
+)
+from probegate.scorer.report.stats import PairedTest, mcnemar_paired, pass_map, rate_interval, wilson
 from probegate.scorer.report.summary import TIERS
 from probegate.scorer.report.validity import DEFAULT_MAX_INTEROP, summary_validity
 
@@ -69,12 +76,14 @@ def ablation_settings(summary: dict[str, Any]) -> str:
 RowSource = tuple[str, ...] | Callable[[dict[str, Any]], Any]
 
 #: Rows of the comparison table: (label, path into the summary, or a function of it).
+#: The headline leads (docs/metrics.md §7): the mean score, which separates harnesses
+#: when reach is 0 for all of them, then reach per tier; then the rest.
 COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
+    (HEADLINE_METRIC, ("overall", "score_mean")),
+    *((f"reach {t}", ("tiers", t, "reach")) for t in TIERS),
     ("validity", lambda s: "valid" if (s.get("validity") or {"valid": True})["valid"] else "INVALID ENVIRONMENT"),
     ("reach (median of repeats)", ("headline", "reach")),
-    *((f"reach {t}", ("tiers", t, "reach")) for t in TIERS),
     ("reach over served attempts", ("headline", "reach_served")),
-    ("mean score (partial credit)", ("overall", "score_mean")),
     *((f"reach · {d}", ("overall", "by_dimension", d)) for d in DIMENSIONS),
     ("path depth", ("overall", "path_depth")),
     ("tool-call accuracy", ("overall", "accuracy")),
@@ -131,9 +140,6 @@ def _served_interval(summary: dict[str, Any]) -> Any:
     return wilson(int(head.get("passed") or 0), int(n)) if n else None
 
 
-def _score_interval(summary: dict[str, Any]) -> Any:
-    values = [e["score_mean"] for e in (summary.get("tasks") or {}).values() if e.get("score_mean") is not None]
-    return bootstrap_mean(values)
 
 
 #: 95 % intervals of the comparison rows that have one: Wilson for rates (pooled
@@ -142,9 +148,16 @@ INTERVALS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "reach (median of repeats)": lambda s: wilson(*c) if (c := _counted(s, ("overall",))) else None,
     **{f"reach {t}": _tier_interval(t) for t in TIERS},
     "reach over served attempts": _served_interval,
-    "mean score (partial credit)": _score_interval,
+    HEADLINE_METRIC: score_interval,
     **{f"reach · {d}": _dimension_interval(d) for d in DIMENSIONS},
 }
+
+
+def run_headings(data: dict[str, Any]) -> list[str]:
+    """What heads each run of a comparison (``data`` is :func:`compare_table`'s): its
+    harness, or its id when two runs share a harness."""
+    harnesses = [run["harness"] or run["id"] for run in data["runs"]]
+    return harnesses if len(set(harnesses)) == len(harnesses) else [run["id"] for run in data["runs"]]
 
 
 def lookup(summary: dict[str, Any], path: Sequence[str]) -> Any:
@@ -173,16 +186,19 @@ def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFA
         max_interop: the share of interop attempts above which a run is invalid.
 
     Returns:
-        ``{"runs": [{"id", "model", "harness", "task_set", "settings", "validity"}], "rows":
+        ``{"runs": [{"id", "model", "harness", "task_set", "settings", "validity", "headline"}], "rows":
         [{"metric", "percent", "values": [...], "intervals": [[low, high] | None, ...]}],
         "tasks": [{"task", "tier", "pass_rates": [...]}], "ablation": ABLATION | None}``;
         ``intervals`` are 95 % (Wilson for rates, a bootstrap over tasks for the mean score),
         ``None`` for rows without one; ``ablation`` is :func:`ablation_table`'s.
+        The first rows are the headline: the mean score, then reach per tier. ``headline``
+        is :func:`~probegate.scorer.report.headline.headline_figures` (mean score and reach
+        per tier with intervals: what the chart draws).
     """
     summaries = [with_validity(s, max_interop) for s in summaries]
     runs = [
         {**{k: s["run"].get(k) for k in ("id", "model", "harness", "task_set")}, "settings": s["run"].get("settings", {}),
-         "validity": s["validity"]}
+         "validity": s["validity"], "headline": headline_figures(s)}
         for s in summaries
     ]
     rows = [
@@ -224,15 +240,15 @@ def ablation_table(summaries: Sequence[dict[str, Any]]) -> dict[str, Any] | None
         return None
     baselines: dict[tuple[Any, Any], float] = {}
     for summary, arm in zip(summaries, arms, strict=True):
-        score = lookup(summary, ("overall", "score_mean"))
+        score = score_value(summary)
         key = (lookup(summary, ("run", "harness")), lookup(summary, ("run", "model")))
         if arm == "baseline" and isinstance(score, (int, float)) and key not in baselines:
             baselines[key] = float(score)
     rows = []
     for summary, arm in zip(summaries, arms, strict=True):
-        score = lookup(summary, ("overall", "score_mean"))
+        score = score_value(summary)
         base = baselines.get((lookup(summary, ("run", "harness")), lookup(summary, ("run", "model"))))
-        score_ci, reach_ci = _score_interval(summary), _interval("reach (median of repeats)", summary)
+        score_ci, reach_ci = score_interval(summary), reach_interval(summary)
         rows.append({
             "run": lookup(summary, ("run", "id")),
             "harness": lookup(summary, ("run", "harness")),
@@ -242,7 +258,7 @@ def ablation_table(summaries: Sequence[dict[str, Any]]) -> dict[str, Any] | None
             "score": score,
             "score_ci": list(score_ci) if score_ci else None,
             "reach": lookup(summary, ("headline", "reach")),
-            "reach_ci": reach_ci,
+            "reach_ci": list(reach_ci) if reach_ci else None,
             "score_change": None if base is None or not isinstance(score, (int, float)) else round(score - base, 6),
         })
     return {"baseline": dict(ABLATION_BASELINE), "rows": rows}

@@ -8,7 +8,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from probegate.scorer.report.compare import REGRESSION_RATIO, RunDiff
+from probegate.scorer.report.compare import REGRESSION_RATIO, RunDiff, run_headings
+from probegate.scorer.report.headline import HEADLINE_METRIC, headline_text, percent_interval
 from probegate.scorer.report.validity import invalid_line
 from probegate.scorer.judge.reach import DIMENSIONS
 from probegate.scorer.selftest.suite import SelftestReport
@@ -30,17 +31,20 @@ def cell(value: Any, percent: bool = False) -> str:
 
 
 def headline_lines(summary: dict[str, Any]) -> list[str]:
-    """The lines printed above the run table: an invalid environment first, then reach,
-    failures and interop (counted as failed; reach over served attempts beside it)."""
+    """The lines printed above the run table: an invalid environment first, then the
+    headline (mean score and reach per tier with 95 % intervals), reach, failures and
+    interop (counted as failed; reach over served attempts beside it)."""
     head = summary["headline"]
     verdict = summary.get("validity") or {"valid": True}
     lines = []
     invalid = invalid_line(verdict, summary["run"]["id"])
     if invalid:
         lines.append(f"[bold red]{escape(invalid)}[/]")
+        lines.append("[bold]mean score: not a measure of the model[/] (invalid environment)")
         reach = "[bold]reach: not a measure of the model[/] (invalid environment); "
     else:
-        reach = f"[bold]reach {pct(head['reach'])}[/] (median of {head['repeats']} repeat(s)); "
+        lines.append(f"[bold]{escape(headline_text(summary))}[/]")
+        reach = f"reach {pct(head['reach'])} (median of {head['repeats']} repeat(s)); "
     lines.append(reach + f"{head['passed']}/{head['attempts']} attempts passed over {head['tasks']} tasks")
     if summary["failures"]["labels"]:
         lines.append("failures: " + ", ".join(f"{k} {v}" for k, v in summary["failures"]["labels"].items()))
@@ -71,15 +75,16 @@ def warning_lines(warnings: list[str]) -> list[str]:
 
 
 def run_table(summary: dict[str, Any]) -> Table:
-    """Reach, accuracy, misuse, depth and the five dimensions, overall and per tier."""
+    """Mean score, reach, accuracy, misuse, depth and the five dimensions, overall and per tier."""
     run = summary["run"]
     table = Table(title=f"run {run['id']} · {run['model'] or '?'} · {run['harness'] or '?'} · {run['task_set']}")
     table.add_column("")
-    for col in ("attempts", "reach", "accuracy", "misuse", "depth", *DIMENSIONS):
+    for col in ("attempts", "score", "reach", "accuracy", "misuse", "depth", *DIMENSIONS):
         table.add_column(col, justify="right")
     for name, g in [("all", summary["overall"]), *sorted(summary["tiers"].items())]:
         dims = [pct(g["by_dimension"].get(d)) for d in DIMENSIONS]
-        table.add_row(name, str(g["attempts"]), pct(g["reach"]), pct(g["accuracy"]), pct(g["misuse_rate"]), pct(g["path_depth"]), *dims)
+        table.add_row(name, str(g["attempts"]), pct(g.get("score_mean")), pct(g["reach"]), pct(g["accuracy"]),
+                      pct(g["misuse_rate"]), pct(g["path_depth"]), *dims)
     return table
 
 
@@ -121,11 +126,28 @@ def parse_table(chosen: dict[str, Any]) -> Table:
 
 def interval_cell(value: Any, interval: list[float] | None, percent: bool) -> str:
     """A value with its 95 % interval: ``50.0 % [30.1–69.9]``."""
+    if percent and value is not None:
+        return percent_interval(float(value), interval)
     shown = cell(value, percent)
     if interval is None or value is None:
         return shown
     low, high = interval
-    return f"{shown} [{low * 100:.1f}–{high * 100:.1f}]" if percent else f"{shown} [{low:.2f}–{high:.2f}]"
+    return f"{shown} [{low:.2f}–{high:.2f}]"
+
+
+#: What an invalid run's headline cell says instead of a number.
+INVALID_HEADLINE = "invalid environment"
+
+
+def row_cells(data: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """The cells of one comparison row, a value with its 95 % interval each; an invalid
+    run's headline cell says ``invalid environment`` instead of a number."""
+    intervals = row.get("intervals") or [None] * len(row["values"])
+    cells = [interval_cell(v, i, row["percent"]) for v, i in zip(row["values"], intervals, strict=True)]
+    if row["metric"] == HEADLINE_METRIC:
+        cells = [INVALID_HEADLINE if not (run.get("validity") or {"valid": True}).get("valid", True) else c
+                 for run, c in zip(data["runs"], cells, strict=True)]
+    return cells
 
 
 def invalid_lines(data: dict[str, Any]) -> list[str]:
@@ -145,8 +167,7 @@ def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
                          if settings.get(name) not in (None, "off"))
         table.add_column(f"{run['id']}\n{run['model'] or '?'} · {run['harness'] or '?'}{extra}", justify="right")
     for row in data["rows"]:
-        intervals = row.get("intervals") or [None] * len(row["values"])
-        table.add_row(row["metric"], *(interval_cell(v, i, row["percent"]) for v, i in zip(row["values"], intervals, strict=True)))
+        table.add_row(row["metric"], *row_cells(data, row), style="bold" if row["metric"] == HEADLINE_METRIC else None)
     tasks = Table(title="pass rate per task")
     tasks.add_column("task")
     tasks.add_column("tier")
@@ -186,14 +207,12 @@ def compare_markdown(data: dict[str, Any]) -> str:
     One column per run, headed by its harness (by its id when two runs share one);
     rows where no run has a value are left out. ``data`` is :func:`compare_table`'s.
     """
-    harnesses = [run["harness"] or run["id"] for run in data["runs"]]
-    heads = harnesses if len(set(harnesses)) == len(harnesses) else [run["id"] for run in data["runs"]]
+    heads = run_headings(data)
     lines = ["| metric | " + " | ".join(f"`{h}`" for h in heads) + " |", "|---" * (len(heads) + 1) + "|"]
     for row in data["rows"]:
         if all(v is None for v in row["values"]):
             continue
-        intervals = row.get("intervals") or [None] * len(row["values"])
-        cells = (interval_cell(v, i, row["percent"]).replace("|", "\\|") for v, i in zip(row["values"], intervals, strict=True))
+        cells = (c.replace("|", "\\|") for c in row_cells(data, row))
         lines.append(f"| {row['metric']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -7,7 +7,7 @@ Shape (``version`` 2)::
 
     {"version", "run": {"id", "task_set", "harness", "model", "status", "call_source", "shims",
              "settings": {"feedback", "protocol", "memory", "temperature", "max_steps", "repeats", "lang",
-                          "chat_handler"}},
+                          "chat_handler", "task_subset", "task_set_size"}},
      "headline": {"reach", "tasks", "attempts", "passed", "repeats", "interop_attempts",
                   "served_attempts", "reach_served", "valid", "invalid_reason"},
      "validity": {"valid", "attempts", "interop_attempts", "interop_share", "max_interop", "reason"},
@@ -71,7 +71,8 @@ from probegate.scorer.rebuild.rows import RunInfo
 SUMMARY_VERSION = 2
 TIERS = ("P0", "P1", "P2")
 #: Run params copied into ``summary.run.settings`` (what ``compare`` tells runs apart by).
-SETTINGS = ("feedback", "protocol", "memory", "temperature", "max_steps", "repeats", "lang", "chat_handler")
+SETTINGS = ("feedback", "protocol", "memory", "temperature", "max_steps", "repeats", "lang", "chat_handler",
+            "task_subset", "task_set_size")
 
 
 @dataclass(frozen=True)

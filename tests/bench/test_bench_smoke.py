@@ -60,3 +60,17 @@ def test_scorer_bench_smoke(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["attempts_scored"] == 60 and data["build"]["rows"]["exchange"] >= 60
     assert data["attempts_per_s"] > 0 and "attempts / s" in result.stdout
+
+
+@pytest.mark.model
+def test_model_bench_smoke(tmp_path: Path) -> None:
+    """bench.model measures the embedded engine and runs one attempt of the main job."""
+    out = tmp_path / "model.json"
+    result = subprocess.run([sys.executable, "-m", "bench.model", "--smoke", "--json", str(out)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads(out.read_text())
+    assert data["speed"]["prompt"]["64"]["tokens_per_s"] > 0 and data["speed"]["generation"]["tokens_per_s"] > 0
+    (run,) = data["main_job"]["runs"]
+    assert run["harness"] == "fc" and run["attempts"] == 1 and run["status"] == "done" and run["model_calls"] >= 1
+    assert "| prompt evaluation, cold 64 tokens |" in result.stdout and "| fc | 1 |" in result.stdout

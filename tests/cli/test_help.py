@@ -38,6 +38,14 @@ def test_help_renders(path: tuple[str, ...]) -> None:
     assert " ".join(first_line.split()[:3]) in " ".join(result.output.split())
 
 
+def test_run_help_names_every_harness() -> None:
+    from probegate.harnesses import harness_names
+
+    run = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    option = next(p for p in run.params if p.name == "harness")
+    assert [n for n in harness_names() if n not in option.help] == []
+
+
 def test_serve_help_shows_the_url_scheme_as_written() -> None:
     result = subprocess.run([sys.executable, "-m", "probegate", "serve", "--help"], capture_output=True, text=True,
                             timeout=60)

@@ -229,6 +229,28 @@ def test_get_routes_and_ollama_native_stream(upstream, gateway) -> None:
     assert rows[1].completion["usage"] == {"prompt_tokens": 3, "completion_tokens": 2}
 
 
+def test_a_scripted_turn_answers_api_chat_in_ollamas_form(upstream, gateway) -> None:
+    """``Turn`` on ``/api/chat``: NDJSON by default (Ollama streams unless told not to), one
+    object with ``"stream": false``; calls whole, arguments an object, no id."""
+    script, _ = upstream
+    call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    script.push(Turn("Sunny in Oslo."), Turn(tool_calls=[call]))
+    url = f"{gateway.url}/r/r/native/0/api/chat"
+    streamed = httpx.post(url, json={"model": "q", "messages": [{"role": "user", "content": "x"}]})
+    lines = [json.loads(line) for line in streamed.text.splitlines()]
+    assert streamed.headers["content-type"] == "application/x-ndjson"
+    assert "".join(line["message"]["content"] for line in lines) == "Sunny in Oslo."
+    assert [line["done"] for line in lines][-2:] == [False, True] and lines[-1]["done_reason"] == "stop"
+    whole = httpx.post(url, json={"model": "q", "messages": [{"role": "user", "content": "x"}], "stream": False}).json()
+    assert whole["message"]["tool_calls"] == [{"function": call}] and whole["done"] is True
+    rows = _rows(gateway, task_id="native")
+    assert [(r.stream_format, r.completion["assistant"]["content"]) for r in rows] == [
+        ("ndjson", "Sunny in Oslo."), (None, None)]
+    assert [(c["id"], c["name"], c["arguments"]) for c in rows[1].completion["assistant"]["tool_calls"]] == [
+        (None, "get_weather", {"city": "Oslo"})]
+    assert rows[0].completion["usage"] == {"prompt_tokens": 10, "completion_tokens": 5}
+
+
 def test_health_reports_writer(upstream, gateway) -> None:
     httpx.post(f"{gateway.base()}/chat/completions", json={"model": "m", "messages": []})
     gateway.flush()

@@ -244,7 +244,7 @@ def test_code_keeps_its_printed_answer_when_the_check_gets_no_code(rig, task_set
 
 # --- who takes the options ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["langchain", "crewai", "langchain-mcp", "crewai-mcp", 'cmd:"python agent.py"'])
+@pytest.mark.parametrize("name", ["langchain", "crewai", "langchain-mcp", "crewai-mcp", "ollama", 'cmd:"python agent.py"'])
 @pytest.mark.parametrize(("option", "value"), [("protocol", "steps"), ("memory", "digest")])
 def test_other_harnesses_refuse_the_options(name: str, option: str, value: str) -> None:
     with pytest.raises(UsageError) as caught:

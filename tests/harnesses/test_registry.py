@@ -9,7 +9,7 @@ from probegate.harnesses.registry import HARNESSES, get_harness, harness_names
 from probegate.errors import UsageError
 
 
-@pytest.mark.parametrize("name", ["fc", "react", "plan", "code"])
+@pytest.mark.parametrize("name", ["fc", "react", "plan", "code", "ollama"])
 def test_builtin_harnesses(name: str) -> None:
     assert get_harness(name).name == name
 

@@ -57,6 +57,8 @@ def test_a_run_end_to_end(model, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "stock-total" in done.stdout and "run cli-1 (done)" in done.stdout
     assert "reach 1.00 | 1/1 attempts passed" in done.stdout
+    # the headline leads: mean score, then reach per tier, with 95 % intervals
+    assert done.stdout.index("\nmean score 100.0 % [100.0–100.0] · reach P1 100.0 % [20.7–100.0]") < done.stdout.index("reach 1.00 |")
     assert f"report: {Path('runs') / 'cli-1' / 'report.html'}" in done.stdout
     assert (tmp_path / "runs" / "cli-1" / "summary.json").exists()
     assert "1 passed 0 failed 0 running" in done.stderr  # the progress bar's last state
@@ -72,13 +74,15 @@ def test_a_run_end_to_end(model, tmp_path: Path) -> None:
     ("args", "first_line"),
     [
         (["--harness", "nope"], "error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, "
-                                'crewai, langchain-mcp, crewai-mcp, cmd:"COMMAND"'),
+                                'crewai, langchain-mcp, crewai-mcp, ollama, cmd:"COMMAND"'),
         (["--harness", "fc", "--task-set", "/no/such/set"], "error: no task set '/no/such/set'"),
         (["--harness", "fc", "--repeats", "0"], "error (probegate run): Invalid value for '--repeats'"),
         (["--harness", "fc", "--temperature", "nan"], "error (probegate run): Invalid value for '--temperature': 'nan' is not a finite number"),
         (["--harness", "fc", "--output-dir", "/proc/nope"], "error: --output-dir '/proc/nope': cannot write in '/proc'"),
         (["--harness", "fc", "--tasks", "missing-task"], "error: unknown task id(s) in tasks: missing-task"),
         (["--harness", "fc", "--run-id", "a/b"], "error: --run-id 'a/b' is not usable"),
+        (["--harness", "fc", "--compat", "none", "--compat", "null-content"],
+         "error: --compat none means no shim: give it alone"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], first_line: str, tmp_path: Path) -> None:

@@ -82,8 +82,8 @@ def test_framework_harnesses_refuse_the_ablation_options(tmp_path: Path) -> None
                          cwd=tmp_path)
         assert result.returncode == 2
         assert result.stderr.splitlines() == [
-            f"error: {option} {value}: the crewai harness runs its own agent loop and cannot honour it; these "
-            "options are for the reference harnesses (fc, react, plan, code)"]
+            f"error: {option} {value}: the crewai harness does not implement it; these options are for the "
+            "reference harnesses (fc, react, plan, code)"]
     bad = run_cli("--task-set", TASKS, "--harness", "fc", "--protocol", "yes", "--model", "m",
                   "--model-endpoint", "http://127.0.0.1:9", cwd=tmp_path)
     assert bad.returncode == 2 and "Invalid value for '--protocol'" in bad.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from probegate.runner.embedded import embedded_shims
 from probegate.store import Exchange, Run, open_store
 from probegate.scorer import reconstruct
 
@@ -27,12 +28,13 @@ def test_three_tasks_two_styles_on_the_embedded_model(tmp_path: Path) -> None:
     out = tmp_path / "runs"
     result = subprocess.run(
         [sys.executable, "-m", "probegate", "run", "--harness", "fc,react", "--tasks", ",".join(TASKS),
-         "--store", store, "--output-dir", str(out), "--run-id", "smoke", "--task-timeout", "240",
-         "--compat", "null-content,args-as-string,cap-max-length"],
+         "--store", store, "--output-dir", str(out), "--run-id", "smoke", "--task-timeout", "240"],
         capture_output=True, text=True, timeout=1200, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "smoke-fc" in result.stdout and "smoke-react" in result.stdout
+    # no --compat: the embedded server's own shims, said once and recorded on the run
+    assert f"shims for the embedded server: {','.join(embedded_shims(None))}" in result.stderr
     engine = open_store(store)
     for run_id in ("smoke-fc", "smoke-react"):
         folder = out / run_id
@@ -43,6 +45,7 @@ def test_three_tasks_two_styles_on_the_embedded_model(tmp_path: Path) -> None:
             run = session.get(Run, run_id)
             exchanges = session.exec(select(Exchange).where(Exchange.run_id == run_id)).all()
         assert run is not None and run.status == "done" and run.model == "smollm2-135m-instruct-q4_1"
+        assert run.params["compat"] == list(embedded_shims(None)) and run.params["task_subset"] is None
         assert {e.task_id for e in exchanges} == set(TASKS)
         for task in TASKS:
             trajectory = reconstruct(engine, run_id, task, 0)

@@ -57,7 +57,10 @@ CASES = {
     "unknown harness": (lambda tmp: ["--task-set", TASKS, "--harness", "nope", "--model", "m",
                                      "--model-endpoint", "http://127.0.0.1:9"],
                         ("error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, "
-                        'cmd:"COMMAND"')),
+                        'ollama, cmd:"COMMAND"')),
+    "ollama harness on the embedded server": (lambda tmp: ["--task-set", TASKS, "--harness", "ollama"],
+                                              ("error: --harness ollama needs --model-endpoint URL (and --model NAME): "
+                                               "it calls Ollama's native /api/chat, which the embedded model server lacks")),
     "unreachable model endpoint": (lambda tmp: ["--task-set", TASKS, "--harness", "fc", "--model", "m",
                                                 "--model-endpoint", "DEAD"],
                                    ("error: cannot reach --model-endpoint DEAD ([Errno 111] Connection refused): "

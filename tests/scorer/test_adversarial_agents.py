@@ -47,7 +47,7 @@ class Runs:
             done = subprocess.run(
                 [sys.executable, "-m", "probegate", "run", "--task-set", DEFAULT, "--harness", agent.harness(DEFAULT),
                  "--model", "do-nothing", "--model-endpoint", self.model, "--store", f"sqlite:///{self.where / 'store.db'}",
-                 "--run-id", run_id, "--concurrency", "2", "--task-timeout", "120", "--output-dir", str(self.where / "runs")],
+                 "--run-id", run_id, "--tasks", "all", "--concurrency", "2", "--task-timeout", "120", "--output-dir", str(self.where / "runs")],
                 capture_output=True, text=True, cwd=self.where, timeout=500, check=False,
             )
             assert done.returncode == 0, (name, done.stderr[-2000:])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from probegate.scorer.report.compare import compare_table, diff_runs, lookup, tier_regressed
-from probegate.scorer.report.console import compare_markdown
+from probegate.scorer.report.console import compare_markdown, compare_tables
+from probegate.scorer.report.headline import HEADLINE_METRIC
 
 
 def summary(run: str, tiers: dict[str, float], tasks: dict[str, tuple[str, float]], k: int = 1) -> dict:
@@ -84,3 +85,55 @@ def test_compare_markdown_one_column_per_run() -> None:
     assert not any(line.startswith("| reach P2 ") for line in lines)  # no run has a value
     same = compare_markdown(compare_table([a, a | {"run": {**a["run"], "id": "a2"}}]))
     assert same.splitlines()[0] == "| metric | `a` | `a2` |"
+
+
+def scored(run: str, harness: str, scores: dict[str, tuple[str, float]], interop: int = 0) -> dict:
+    """A summary whose tasks have the given tier and mean score (one attempt each, none passed)."""
+    tiers = {}
+    for tier in sorted({t for t, _ in scores.values()}):
+        values = [v for t, v in scores.values() if t == tier]
+        tiers[tier] = {"reach": 0.0, "attempts": len(values), "passed": 0, "score_mean": sum(values) / len(values)}
+    n = len(scores)
+    return {
+        "version": 2,
+        "run": {"id": run, "model": "m", "harness": harness, "task_set": "default"},
+        "headline": {"reach": 0.0, "attempts": n, "passed": 0, "tasks": n, "repeats": 1},
+        "interop": {"attempts": interop},
+        "overall": {"reach": 0.0, "attempts": n, "passed": 0, "score_mean": sum(v for _, v in scores.values()) / n},
+        "tiers": tiers,
+        "tasks": {t: {"tier": tier, "pass_rate": 0.0, "score_mean": v} for t, (tier, v) in scores.items()},
+    }
+
+
+FC = {"a": ("P0", 0.4), "b": ("P0", 0.2), "c": ("P1", 0.1), "d": ("P2", 0.0)}
+REACT = {"a": ("P0", 0.0), "b": ("P0", 0.05), "c": ("P1", 0.0), "d": ("P2", 0.0)}
+
+
+def test_the_table_leads_with_the_mean_score_then_reach_per_tier() -> None:
+    table = compare_table([scored("r1", "fc", FC), scored("r2", "react", REACT)])
+    assert [r["metric"] for r in table["rows"][:5]] == [HEADLINE_METRIC, "reach P0", "reach P1", "reach P2", "validity"]
+    head = table["rows"][0]
+    assert head["values"] == pytest.approx([0.175, 0.0125]) and head["percent"]
+    low, high = head["intervals"][0]
+    assert 0.0 <= low < 0.175 < high <= 0.4  # a bootstrap over the four task scores
+    assert table["rows"][1]["intervals"][0] == pytest.approx([0.0, 0.6576], abs=1e-4)  # Wilson 0 of 2
+    # each run carries its headline figures for the chart: every tier's mean score with its interval
+    fc = table["runs"][0]["headline"]
+    assert fc["valid"] and fc["score"]["value"] == pytest.approx(0.175) and list(fc["tiers"]) == ["all", "P0", "P1", "P2"]
+    assert fc["tiers"]["P0"]["score"] == pytest.approx(0.3) and fc["tiers"]["P1"]["score_interval"] == [0.1, 0.1]
+
+
+def test_an_invalid_runs_headline_cell_says_why_not_a_number() -> None:
+    data = compare_table([scored("r1", "fc", FC), scored("r2", "react", REACT, interop=3)])
+    lines = compare_markdown(data).splitlines()
+    assert lines[2].startswith("| mean score (partial credit) | 17.5 % [") and lines[2].endswith(" | invalid environment |")
+    assert lines[3] == "| reach P0 | 0.0 % [0.0–65.8] | 0.0 % [0.0–65.8] |"
+    assert data["rows"][0]["values"][1] == pytest.approx(0.0125)  # the JSON keeps the number
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    for t in compare_tables(data):
+        console.print(t)
+    text = console.export_text()
+    first = next(line for line in text.splitlines() if "mean score" in line)
+    assert "17.5 % [" in first and "invalid environment" in first

@@ -46,8 +46,26 @@ def test_report_is_self_contained_and_escapes_model_output(task_by_id: dict[str,
     assert XSS not in html and "&lt;script&gt;window.__pwned" in html
     for anchor in ("trace-weather-berlin-0", "trace-weather-berlin-1", "trace-email-jonas-2"):
         assert f'id="{anchor}"' in html and f'href="#{anchor}"' in html
-    for section in ("chart-radar", "chart-tiers", "chart-stages", 'id="attribution"', 'id="tasks"'):
+    for section in ("chart-score", "chart-radar", "chart-tiers", "chart-stages", 'id="attribution"', 'id="tasks"'):
         assert section in html
+    assert html.count("<script") >= 4 and html.lower().count("plotly.js v") == 1  # plotly.js embedded once
+
+
+def test_report_headline_leads_with_the_mean_score_and_reach_per_tier(task_by_id: dict[str, Task]) -> None:
+    run = _run(task_by_id)
+    summary = run.summary()
+    html = render_report(run, summary)
+    head = html[html.index('id="headline"'):html.index('id="charts"')]
+    # the mean score comes first, then reach per tier, then the median reach
+    assert head.index('id="headline-score"') < head.index('id="headline-reach-P0"') < head.index('id="headline-reach"')
+    score = summary["overall"]["score_mean"]
+    assert f">{score * 100:.1f} % <span" in head and 'id="headline-score-ci">[' in head
+    p0 = summary["tiers"]["P0"]
+    assert f"reach P0 ({p0['passed']} / {p0['attempts']}; Wilson 95 %)" in head
+    invalid = render_report(run, {**summary, "validity": {**summary["validity"], "valid": False, "reason": "3 of 4 attempts failed"}})
+    head = invalid[invalid.index('id="headline"'):invalid.index('id="charts"')]
+    assert '<div class="big invalid" id="headline-score">invalid environment</div>' in head and "3 of 4 attempts failed" in head
+    assert 'id="headline-score-ci"' not in head and "headline-reach-P0" not in head
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -57,7 +75,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 SETTLE = """(() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
-  if (plots.length !== 3 || !plots.every(p => p._fullLayout)) return null;
+  if (plots.length !== 4 || !plots.every(p => p._fullLayout)) return null;
   const radar = document.getElementById('chart-radar').getBoundingClientRect();
   const polar = document.querySelector('#chart-radar .polarlayer').getBoundingClientRect();
   return JSON.stringify({
@@ -65,7 +83,10 @@ SETTLE = """(() => {
     polarInside: polar.left >= radar.left - 1 && polar.right <= radar.right + 1 && polar.width > 50,
     bars: document.querySelectorAll('#chart-tiers .point').length,
     pwned: window.__pwned === 1,
-    headline: document.getElementById('headline-reach').textContent,
+    headline: document.getElementById('headline-score').textContent,
+    scoreBars: document.querySelectorAll('#chart-score .point').length,
+    errorBars: document.querySelectorAll('#chart-score .errorbar').length,
+    tierReach: [...document.querySelectorAll('.tier-reach')].map(e => e.id),
   });
 })()"""
 
@@ -78,8 +99,12 @@ def test_report_renders_in_headless_chromium_without_console_errors(task_by_id: 
     page = render(paths["report"], tmp_path / "profile", SETTLE)
     assert page.errors == []
     state = json.loads(page.evaluated)
-    assert state == {"plots": 3, "polarInside": True, "bars": state["bars"], "pwned": False, "headline": state["headline"]}
-    assert state["bars"] >= 3 and state["headline"].endswith("%")
+    assert state == {"plots": 4, "polarInside": True, "bars": state["bars"], "pwned": False, "headline": state["headline"],
+                     "scoreBars": state["scoreBars"], "errorBars": state["errorBars"], "tierReach": ["headline-reach-P0", "headline-reach-P1"]}
+    assert state["bars"] >= 3
+    # the headline is the mean score with its 95 % interval, the chart its bars (all, P0, P1; score and reach) with error bars
+    assert re.fullmatch(r"\d+\.\d % \[\d+\.\d–\d+\.\d\]", state["headline"]), state["headline"]
+    assert state["scoreBars"] == 6 and state["errorBars"] == 6
     width, height = _png_size(page.screenshot)
     assert width == 1280 and height > 600
     assert len(set(page.screenshot[100:5000])) > 20  # not a blank image

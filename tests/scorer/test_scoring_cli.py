@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import struct
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -12,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from probegate.cli import app
+from probegate.scorer.report.snapshot import browser_binary
 from probegate.store import open_store
 from probegate.store.models import Run
 from tests.scorer.rowkit import TASKS_DIR, AttemptBuilder, write
@@ -44,6 +47,8 @@ def test_score_writes_the_run_folder(store: str, tmp_path: Path) -> None:
     code, out = invoke("score", "good", "--store", store, "--out", str(tmp_path / "runs"))
     assert code == 0, out
     assert "reach 100.0 %" in out
+    # the headline leads: the mean score, then reach per tier, each with its 95 % interval
+    assert out.splitlines()[0] == "mean score 100.0 % [100.0–100.0] · reach P0 100.0 % [20.7–100.0]"
     folder = tmp_path / "runs" / "good"
     assert {p.name for p in folder.iterdir()} == {"summary.json", "timing.json", "scores.csv", "traces", "report.html"}
     code, out = invoke("score", "good", "--store", store, "--out", str(tmp_path / "runs"), "--json")
@@ -86,6 +91,35 @@ def test_compare_runs_and_summary_files(store: str, tmp_path: Path) -> None:
     assert "| wall time min | 12.9 | – |" in lines  # 'bad' never finished
 
 
+def test_compare_leads_with_the_mean_score(store: str) -> None:
+    code, out = invoke("compare", "good", "bad", "--store", store, "--markdown")
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[2] == "| mean score (partial credit) | 100.0 % [100.0–100.0] | 0.0 % [0.0–0.0] |"  # one task: no spread
+    assert lines[3] == "| reach P0 | 100.0 % [20.7–100.0] | 0.0 % [0.0–79.3] |"
+
+
+@pytest.mark.skipif(browser_binary() is None, reason="Debian's chromium is not installed (apt-get install -y chromium)")
+def test_compare_writes_the_chart_as_html_and_png(store: str, tmp_path: Path) -> None:
+    page, image = tmp_path / "out" / "compare.html", tmp_path / "out" / "compare.png"
+    code, out = invoke("compare", "good", "bad", "--store", store, "--html", str(page), "--png", str(image))
+    assert code == 0, out
+    assert f"chart and table: {page}" in out and f"chart: {image}" in out and "mean score" in out
+    data = image.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (1000, 540)
+    html = page.read_text(encoding="utf-8")
+    assert re.findall(r'<script[^>]+src="', html) == []  # self-contained: plotly.js inline
+    plot = json.loads(re.search(r'Plotly\.newPlot\(\s*"chart-compare",\s*(\[.*?\]),\s*\{', html, re.S).group(1))
+    assert [t["name"] for t in plot] == ["all tasks", "P0"]
+    assert all(t["x"] == ["good", "bad"] for t in plot) and plot[0]["y"] == [1.0, 0.0]  # every run, its mean score
+    assert "<td>mean score (partial credit)</td>" in html
+    result = runner.invoke(app, ["compare", "good", "bad", "--store", store, "--json", "--html", str(page)])
+    assert result.exit_code == 0 and f"chart and table: {page}" in result.stderr  # stdout carries the JSON alone
+    assert json.loads(result.stdout)["rows"][0]["metric"] == "mean score (partial credit)"
+
+
 def test_diff_gates_on_a_tier_regression(store: str) -> None:
     code, out = invoke("diff", "good", "bad", "--store", store)
     assert code == 1 and "REGRESSED" in out
@@ -108,6 +142,7 @@ def test_user_mistakes_are_one_line_and_exit_2(store: str, tmp_path: Path) -> No
         ["score", "good", "--store", str(tmp_path / "missing.db")],
         ["compare", "good", "--store", store],
         ["compare", "good", "bad", "--store", store, "--json", "--markdown"],
+        ["compare", "good", "bad", "--store", store, "--html", str(tmp_path)],
         ["diff", str(tmp_path / "store.db"), "good", "--store", store],
     ]
     for args in cases:
@@ -135,6 +170,7 @@ def test_an_interop_dominated_run_is_an_invalid_environment_in_every_first_line(
     code, out = invoke("score", "poisoned", "--store", poisoned, "--out", str(tmp_path / "runs"))
     assert code == 0
     assert out.splitlines()[0].startswith("INVALID ENVIRONMENT: run poisoned: 1 of 1 attempts (100.0 %) failed on interop faults")
+    assert "\nmean score: not a measure of the model (invalid environment)\n" in out
     assert "reach: not a measure of the model" in out and "reach over served attempts" in out
     html = (tmp_path / "runs" / "poisoned" / "report.html").read_text()
     assert 'id="headline-invalid"' in html and ">invalid environment<" in html

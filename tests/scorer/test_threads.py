@@ -48,6 +48,26 @@ def test_continuing_without_the_first_instruction_is_recorded_as_dropped() -> No
     assert [(d.role, d.exchange_seq) for d in t.threads[0].dropped] == [("system", 1), ("user", 1)]
 
 
+def test_a_call_without_id_continues_its_thread_by_name_and_arguments() -> None:
+    """Ollama's native calls carry no id: a rebuilt history that repeats the call (its
+    arguments an object, or the same JSON as text) continues the thread."""
+    t = ThreadTracker()
+    t.assign(0, [SYS, USER])
+    t.record_output(0, None, [""], [("check_stock", {"sku": "A1", "warehouse": "all"})])
+    called = {"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "check_stock", "arguments": {"warehouse": "all", "sku": "A1"}}}]}
+    trimmed = [USER, called, {"role": "tool", "tool_name": "check_stock", "content": "25"}]
+    assert t.assign(1, trimmed) == 0
+    assert [(d.role, d.exchange_seq) for d in t.threads[0].dropped] == [("system", 1)]
+    t.record_output(0, None, [""], [("check_stock", '{"sku": "B2"}')])
+    as_text = {"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "check_stock", "arguments": '{"sku":"B2"}'}}]}
+    assert t.assign(2, [as_text, {"role": "tool", "content": "3"}]) == 0
+    t.record_output(0, None, [""], [("check_stock", {"sku": "C3"})])
+    other = {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "check_stock", "arguments": {"sku": "D4"}}}]}
+    assert t.assign(3, [other, {"role": "tool", "content": "0"}]) == 1  # another call: another thread
+
+
 def test_request_messages_of_every_dialect() -> None:
     assert request_messages({"system": "s", "messages": [USER]}) == [{"role": "system", "content": "s"}, USER]
     assert request_messages({"prompt": "p"}) == [{"role": "user", "content": "p"}]

@@ -24,6 +24,7 @@ from probegate.tasks.loader import (
     Dimension,
     Task,
     Tier,
+    SUBSETS_FILE,
     load_task_set,
     task_set_folder,
 )
@@ -62,7 +63,18 @@ def injected_faults(task: Task) -> list[dict]:
 def test_every_file_is_named_after_its_task() -> None:
     folder = task_set_folder("default")
     for path in sorted(folder.glob("*.yaml")):
+        if path.name == SUBSETS_FILE:
+            continue
         assert yaml.safe_load(path.read_text(encoding="utf-8"))["id"] == path.stem
+
+
+def test_the_default_subset_spans_every_tier_and_dimension() -> None:
+    """What the main job runs without --tasks: three tasks per tier, every dimension."""
+    chosen = load_task_set("default").select(None)
+    assert len(chosen) == 9
+    assert Counter(t.tier for t in chosen) == {"P0": 3, "P1": 3, "P2": 3}
+    assert {d for t in chosen for d in t.dimensions} == set(get_args(Dimension))
+    assert any(a.side_effect for t in chosen for a in t.expected_actions)
 
 
 def test_the_set_covers_tiers_categories_and_dimensions() -> None:

@@ -7,6 +7,7 @@ a set; the CLI test runs the real ``probegate`` command on such a folder.
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -202,3 +203,65 @@ def test_the_public_names_of_tasks() -> None:
         "ExpectedAction", "ExpectedAnswer", "Prompt", "Task", "TaskSet", "Trap", "VerifyCheck",
         "lint_task", "load_task_file", "load_task_set", "task_set_folder", "validate_task_data",
     ]
+
+
+# -- named subsets (subsets.yaml) -------------------------------------------------------
+def _subset_set(tmp_path, subsets_text: str):
+    import shutil
+
+    from probegate.tasks.loader import task_set_folder
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for name in ("p0-order-status-5003", "p0-time-tokyo", "p1-toner-reorder"):
+        shutil.copy(task_set_folder("default") / f"{name}.yaml", folder)
+    (folder / "subsets.yaml").write_text(subsets_text, encoding="utf-8")
+    return folder
+
+
+def test_a_subset_is_selected_by_name_and_default_is_what_no_tasks_means(tmp_path) -> None:
+    from probegate.tasks.loader import load_task_set
+
+    folder = _subset_set(tmp_path, "default: [p1-toner-reorder, p0-time-tokyo]\nquick: [p0-time-tokyo]\n")
+    task_set = load_task_set(str(folder))
+    assert [t.id for t in task_set.select(None)] == ["p0-time-tokyo", "p1-toner-reorder"]  # set order
+    assert [t.id for t in task_set.select(["quick"])] == ["p0-time-tokyo"]
+    assert len(task_set.select(["all"])) == 3
+    assert [t.id for t in task_set.select(["quick", "p0-order-status-5003"])] == ["p0-order-status-5003",
+                                                                                 "p0-time-tokyo"]
+    assert (task_set.subset_of(None), task_set.subset_of(["all"]), task_set.subset_of(["p0-time-tokyo"])) == (
+        "default", "all", None)
+
+
+def test_without_subsets_no_tasks_means_every_task(tmp_path) -> None:
+    from probegate.tasks.loader import load_task_set
+
+    folder = _subset_set(tmp_path, "")
+    (folder / "subsets.yaml").unlink()
+    task_set = load_task_set(str(folder))
+    assert len(task_set.select(None)) == 3 and task_set.subset_of(None) == "all"
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("default: [no-such-task]\n", "default: unknown task id(s): no-such-task"),
+    ("all: [p0-time-tokyo]\n", "all: a subset name is a lowercase word"),
+    ("p0-time-tokyo: [p0-time-tokyo]\n", "p0-time-tokyo: a subset name is a lowercase word"),
+    ("default: []\n", "default: must be a non-empty list of task ids"),
+    ("default: [p0-time-tokyo, p0-time-tokyo]\n", "default: listed more than once: p0-time-tokyo"),
+    ("- p0-time-tokyo\n", "(top level): must map subset names"),
+])
+def test_a_bad_subsets_file_refuses_the_set_with_file_field_and_reason(tmp_path, text, reason) -> None:
+    from probegate.errors import TaskSetError
+    from probegate.tasks.loader import load_task_set
+
+    with pytest.raises(TaskSetError, match=re.escape(f"subsets.yaml: {reason}")):
+        load_task_set(str(_subset_set(tmp_path, text)))
+
+
+def test_an_unknown_name_lists_the_subsets(tmp_path) -> None:
+    from probegate.errors import TaskSetError
+    from probegate.tasks.loader import load_task_set
+
+    task_set = load_task_set(str(_subset_set(tmp_path, "quick: [p0-time-tokyo]\n")))
+    with pytest.raises(TaskSetError, match=r"unknown task id\(s\) in set: nope \(subsets: quick, all\)"):
+        task_set.select(["nope"])
