@@ -239,8 +239,9 @@ class PlainView(ProgressView):
 
 
 class LiveView(ProgressView):
-    """A rich live display: one bar per started harness (with its counts), an overall bar
-    (several harnesses), and a status line with the current harness and the ETA."""
+    """A rich live display: one bar per started harness (its attempts, counts and seconds per
+    attempt) and, for several harnesses, an overall bar first (the current harness, every
+    attempt, the counts and the ETA); a single harness's bar carries the ETA itself."""
 
     def __init__(self, progress: RunProgress, console: Console) -> None:
         super().__init__(progress, console)
@@ -265,11 +266,17 @@ class LiveView(ProgressView):
         mean = p.mean_seconds(harness)
         return {"counts": counts, "note": f"{mean:.0f} s/attempt" if mean is not None else ""}
 
+    def _overall_description(self) -> str:
+        p = self.progress
+        index = p.harnesses.index(p.current) + 1 if p.current in p.harnesses else 0
+        return f"overall · harness {index}/{len(p.harnesses)}: {p.current}"
+
     def on_run_started(self, harness: str, run_id: str, total: int) -> None:
         """Add the harness's bar (and the overall bar, first time, for several harnesses)."""
         p = self.progress
         if len(p.harnesses) > 1 and self.overall is None:
-            self.overall = self.bars.add_task("overall", total=p.overall_total(), **self._fields(None))
+            self.overall = self.bars.add_task(self._overall_description(), total=p.overall_total(),
+                                              **self._fields(None))
         self.rows[harness] = self.bars.add_task(f"{harness} · {run_id}", total=total, **self._fields(harness))
         if not self.started:
             self.bars.start()
@@ -282,7 +289,8 @@ class LiveView(ProgressView):
         for harness, row in self.rows.items():
             self.bars.update(row, completed=p.done[harness], **self._fields(harness))
         if self.overall is not None:
-            self.bars.update(self.overall, completed=p.overall_done(), total=p.overall_total(), **self._fields(None))
+            self.bars.update(self.overall, description=self._overall_description(), completed=p.overall_done(),
+                             total=p.overall_total(), **self._fields(None))
         elif self.rows:
             self.bars.update(next(iter(self.rows.values())), note=p.eta_text())
 

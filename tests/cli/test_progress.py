@@ -101,5 +101,5 @@ def test_the_live_view_on_a_terminal() -> None:
     events.attempt_finished(_outcome("a", True, 4.0))
     view.stop()
     text = out.getvalue()
-    assert "overall" in text and "fc · r-fc" in text and "ETA 12 s (fc 4 s/attempt)" in text
+    assert "overall · harness 1/2: fc" in text and "fc · r-fc" in text and "ETA 12 s (fc 4 s/attempt)" in text
     assert "1 passed 0 failed 0 running" in text
