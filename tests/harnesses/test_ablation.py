@@ -258,3 +258,13 @@ def test_all_leaves_the_frameworks_out_with_a_note() -> None:
     names, notes = expand_harnesses("all", HarnessOptions(unsafe_no_sandbox=True, protocol="steps"))
     assert names == ["fc", "react", "plan", "code"]
     assert [n.split(":")[0] for n in notes] == ["langchain left out", "crewai left out"]
+
+
+def test_a_distributed_job_carries_the_options() -> None:
+    from probegate.runner.worker import AttemptJob
+
+    job = AttemptJob(run_id="r", task_id="t", attempt=0, task_set="default", harness="fc", model="m",
+                     protocol="steps", memory="digest")
+    assert AttemptJob.from_json(job.to_json()) == job
+    old = {k: v for k, v in job.to_json().items() if k not in ("protocol", "memory")}  # a job from before them
+    assert (AttemptJob.from_json(old).protocol, AttemptJob.from_json(old).memory) == ("off", "off")
