@@ -177,6 +177,7 @@ def create_gateway(
         transport,
         writer,
         rewrite=(lambda _target, body, _headers: apply_rules(rules, body)) if rules else None,
+        responses_via_chat="responses-via-chat" in rules,
     )
 
     @contextlib.asynccontextmanager

@@ -74,6 +74,10 @@ class RecordedExchange:
     payload_cap: int | None = None
     compat: list[dict[str, Any]] | None = None
     request_original: bytes | None = None
+    #: what a translating rule (``responses-via-chat``) got from the upstream:
+    #: ``{"rule", "path", "status", "content_type", "pieces": [bytes, ...]}``; recorded as
+    #: one more ``compat`` entry (:meth:`upstream_change`), the pieces reassembled
+    upstream: dict[str, Any] | None = None
     #: set by the writer to its own (:meth:`probegate.store.writer.CaptureWriter.rows_of`)
     redactor: Redactor = SECRETS
 
@@ -134,7 +138,7 @@ class RecordedExchange:
             "model": model if isinstance(model, str) else None,
             "prompt_tokens": usage.get("prompt_tokens"),
             "completion_tokens": usage.get("completion_tokens"),
-            "compat": self.compat,
+            "compat": self.compat if self.upstream is None else [*(self.compat or []), self.upstream_change(request)],
             **fields,
         }, r)
         stored = values["response_raw"]
@@ -144,6 +148,30 @@ class RecordedExchange:
         # model_construct: the fields are ours and already typed; SQLModel's validating
         # constructor costs ~10x more, and with a spool this runs before the answer's last byte
         return [Exchange.model_construct(**values)]
+
+    def upstream_change(self, request: Any) -> dict[str, Any]:
+        """The compat entry for what the upstream of a translated exchange sent:
+        ``{"rule", "path": "(answer)", "from", "to", "upstream": {"path", "status",
+        "content_type", "bytes", "body", "flags"}}``; ``body`` is the upstream's JSON answer, a
+        stream reassembled into one ``chat.completion`` (its raw chunks are not kept), and
+        ``flags`` the wire anomalies of its turn."""
+        up = self.upstream or {}
+        raw = b"".join(up.get("pieces") or [])
+        path = str(up.get("path") or "")
+        fmt = stream_format(up.get("content_type"))
+        if fmt is not None:
+            events, _ = parse_stream([(None, raw)], fmt)
+            result = reassemble(path=path, request=request, events=events)
+            body: Any = result.response_body
+        else:
+            result = reassemble(path=path, request=request, body=raw)
+            ok, body = _parse_json(raw)
+            body = body if ok else raw.decode("utf-8", "replace")
+        flags = (result.completion or {}).get("flags")
+        return {"rule": up.get("rule"), "path": "(answer)", "from": f"{path} {'stream' if fmt else 'body'}",
+                "to": "responses events" if fmt else "response",
+                "upstream": {"path": path, "status": up.get("status"), "content_type": up.get("content_type"),
+                             "bytes": len(raw), "body": body, "flags": flags}}
 
     def _identity(self) -> dict[str, Any]:
         """The fields every row of this exchange has, whatever else could be derived."""

@@ -25,9 +25,11 @@ import httpx
 
 from probegate.urls import Target
 from probegate.gateway.capture import RecordedExchange, stream_format
+from probegate.gateway.compat.responses_via_chat import is_responses_path
 from probegate.gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
 from probegate.gateway.replay import REPLAY_EXTENSION, TARGET_EXTENSION
 from probegate.gateway.upstream import UpstreamFailure, classify, upstream_url
+from probegate.gateway.via_chat import forward_via_chat
 from probegate.store.models import new_id, utcnow
 from probegate.store.writer import CaptureWriter
 
@@ -96,6 +98,9 @@ class Forwarder:
     transport: httpx.AsyncBaseTransport
     writer: CaptureWriter
     rewrite: Callable[[Target, bytes, RawHeaders], tuple[bytes, list[dict[str, Any]] | None]] | None = None
+    #: ``responses-via-chat`` is on: ``POST .../responses`` goes upstream as chat completions
+    #: (:mod:`probegate.gateway.via_chat`)
+    responses_via_chat: bool = False
     _seq: defaultdict[tuple[str, str, int], itertools.count[int]] = field(
         default_factory=lambda: defaultdict(itertools.count)
     )
@@ -152,6 +157,10 @@ class Forwarder:
             return
         body = rec.request_body
         headers = request_headers_for_upstream(rec.request_headers)
+        if self.responses_via_chat and scope["method"] == "POST" and target.kind == "model" \
+                and is_responses_path(target.rest):
+            await forward_via_chat(self, send, receive, target, rec, headers, t0)
+            return
         if self.rewrite is not None and scope["method"] == "POST" and target.kind == "model":
             new_body, changes = self.rewrite(target, body, headers)
             if changes:
@@ -159,12 +168,12 @@ class Forwarder:
                 rec.request_body = new_body
         pre_ms = _ms(t0)
         try:
-            response = await self._send_upstream(scope["method"], target, rec.query, headers, body)
+            response = await self.send_upstream(scope["method"], target, rec.query, headers, body)
         except UpstreamFailure as exc:
             rec.error = f"{exc.code}: {exc.message}"
             await self.answer_error(send, rec, t0, exc.status, exc.code, exc.message)
             return
-        await self._relay(response, receive, send, rec, t0, pre_ms)
+        await self.relay(response, receive, send, rec, t0, pre_ms)
 
     # -- request side -----------------------------------------------------------------
     async def read_body(self, receive: Receive) -> bytes:
@@ -191,12 +200,18 @@ class Forwarder:
             if not message.get("more_body", False):
                 return b"".join(parts)
 
-    async def _send_upstream(
-        self, method: str, target: Target, query: str, headers: RawHeaders, body: bytes
+    async def send_upstream(
+        self, method: str, target: Target, query: str, headers: RawHeaders, body: bytes, *, rest: str | None = None
     ) -> httpx.Response:
+        """Send the request upstream (to ``rest`` instead of ``target.rest`` when given;
+        a replay transport still sees ``target``); returns the unread response.
+
+        Raises:
+            UpstreamFailure: the upstream cannot be reached or did not answer in time.
+        """
         try:
             url = self._mcp_url(target, query) if target.kind == "mcp_proxy" else None
-            url = url or upstream_url(self.config.upstream, target.rest, query)
+            url = url or upstream_url(self.config.upstream, rest or target.rest, query)
             request = httpx.Request(method, url, headers=headers, content=body or None)
         except httpx.InvalidURL as exc:  # a query or header httpx will not send
             raise UpstreamFailure(400, "bad_request", f"cannot forward this request: {exc}") from exc
@@ -219,7 +234,7 @@ class Forwarder:
         return base + (("&" if "?" in base else "?") + query if query else "")
 
     # -- response side ------------------------------------------------------------------
-    async def _relay(
+    async def relay(
         self,
         response: httpx.Response,
         receive: Receive,
@@ -244,7 +259,7 @@ class Forwarder:
             {
                 "type": "http.response.start",
                 "status": response.status_code,
-                "headers": out_headers + self._own_headers(rec),
+                "headers": out_headers + self.own_headers(rec),
             }
         )
         is_stream = stream_format(header(rec.response_headers, b"content-type")) is not None
@@ -261,7 +276,8 @@ class Forwarder:
             return
         await send({"type": "http.response.body", "body": last, "more_body": False})
 
-    def _own_headers(self, rec: RecordedExchange) -> RawHeaders:
+    def own_headers(self, rec: RecordedExchange) -> RawHeaders:
+        """The gateway's own response headers: the exchange id and its overhead (ms)."""
         return [
             (b"x-probegate-exchange-id", rec.id.encode()),
             (b"x-probegate-overhead-ms", f"{rec.overhead_ms:.3f}".encode()),
@@ -313,14 +329,17 @@ class Forwarder:
         self, send: Send, rec: RecordedExchange, t0: float, status: int, code: str, message: str
     ) -> None:
         """Answer (and record) an error the gateway itself gives, in the OpenAI shape."""
-        body = openai_error(status, code, message)
+        await self.answer_body(send, rec, t0, status, openai_error(status, code, message))
+
+    async def answer_body(self, send: Send, rec: RecordedExchange, t0: float, status: int, body: bytes) -> None:
+        """Answer (and record) a JSON body the gateway itself gives."""
         rec.status_code = status
         rec.response_headers = [(b"content-type", b"application/json")]
         rec.overhead_ms = _ms(t0)
         rec.pieces.append((_ms(t0), body))
         await self.finish(rec, t0)
         headers = rec.response_headers + [(b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": status, "headers": headers + self._own_headers(rec)})
+        await send({"type": "http.response.start", "status": status, "headers": headers + self.own_headers(rec)})
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def finish(self, rec: RecordedExchange, t0: float) -> None:

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from probegate.urls import Target
+from probegate.gateway.compat import responses_via_chat as rvc
 from probegate.gateway.headers import HOP_BY_HOP
 from probegate.gateway.replay_key import distance, first_difference, normalize_request, request_key
 from probegate.errors import UsageError
@@ -148,6 +149,16 @@ def _miss_response(target: Target | None, near: tuple[Exchange, str | None] | No
     )
 
 
+def _translated(ex: Exchange) -> dict[str, Any]:
+    """``{"translated": rule}`` when the recorded answer is a translation the client received
+    (``responses-via-chat``): the forwarder relays it as it is instead of translating it again."""
+    for change in ex.compat or []:
+        if isinstance(change, dict) and change.get("rule") == rvc.NAME and change.get("path") == "(answer)" \
+                and change.get("to") in (*rvc.TRANSLATED, rvc.REPLAYED):
+            return {"translated": rvc.NAME}
+    return {}
+
+
 class ReplayTransport(httpx.AsyncBaseTransport):
     """Answers from a :class:`ReplayIndex`; falls through to ``upstream`` as the mode says."""
 
@@ -185,7 +196,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             ex.status_code or 200,
             headers=headers,
             stream=PacedStream(recorded_pieces(ex), self.settings.timing),
-            extensions={REPLAY_EXTENSION: {"rule": "replay", "source": ex.id}},
+            extensions={REPLAY_EXTENSION: {"rule": "replay", "source": ex.id, **_translated(ex)}},
         )
 
     async def aclose(self) -> None:

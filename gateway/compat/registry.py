@@ -2,7 +2,9 @@
 
 A new rule is one new module in this package that defines ``RULE``, plus its place in
 :data:`ORDER` (the order rewrites apply in matters: ``bound-strings`` after
-``cap-max-length``, ``default-max-tokens`` after ``max-tokens-alias``).
+``cap-max-length``, ``default-max-tokens`` after ``max-tokens-alias``). ``responses-via-chat`` is
+not a body rewrite (its :attr:`Rule.rewrite` does nothing): the forwarder translates the
+route and the answer, then applies the other rules to the chat request.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from probegate.gateway.compat import (
     drop_params,
     max_tokens_alias,
     null_content,
+    responses_via_chat,
     system_for_tools,
     tool_choice_auto,
     tool_content_text,
@@ -29,6 +32,7 @@ from probegate.gateway.compat.rule import Change, Rule
 
 #: Every rule, in the order rewrites apply.
 ORDER: tuple[Rule, ...] = (
+    responses_via_chat.RULE,  # a route translation: the others then apply to the chat request it makes
     null_content.RULE,
     tool_content_text.RULE,
     args_as_string.RULE,

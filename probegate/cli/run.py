@@ -141,9 +141,9 @@ def _print_report(console: Console, report: RunReport) -> None:
 def run(
     harness: str = typer.Option(
         ..., "--harness",
-        help='fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, ollama, cmd:"COMMAND"; a comma '
-             "list or all runs each against the same model (all leaves out the MCP variants and ollama, which needs "
-             "--model-endpoint at an Ollama server).",
+        help='fc, react, plan, code, langchain, crewai, openai-agents, openai-agents-chat, langchain-mcp, crewai-mcp, '
+             'ollama, cmd:"COMMAND"; a comma list or all runs each against the same model (all leaves out the MCP '
+             'variants, openai-agents-chat, and ollama, which needs --model-endpoint at an Ollama server).',
     ),
     model: str | None = typer.Option(
         None, "--model", help="Model name sent in every request (required with --model-endpoint or --gateway)."
@@ -223,7 +223,7 @@ def run(
     gateway (/r/RUN/TASK/ATTEMPT/v1) and to the probes (/r/RUN/TASK/ATTEMPT/tools).
     """
     from probegate.harnesses.registry import HarnessOptions, expand_harnesses
-    from probegate.runner.execute import RunConfig
+    from probegate.runner.execute import RunConfig, check_config
     from probegate.store.engine import check_store_url
 
     if chat_handler is not None and (model_endpoint or gateway):
@@ -269,6 +269,10 @@ def run(
     console = Console(stderr=True)
     if unsafe_no_sandbox and "code" in harnesses:
         notes.append("--unsafe-no-sandbox: the code harness runs model-written code without OS isolation")
+    for name in harnesses:  # refusals come before any note
+        check_config(replace(config, harness=name))
+    if config.compat and not compat:
+        notes.append(f"shims for the embedded server: {','.join(config.compat)} (--compat none for none)")
     for note in notes:
         console.print(note, style="yellow", markup=False)
     with sigterm_as_interrupt():
@@ -280,7 +284,7 @@ def run(
 
 def _shims(compat: list[str], chat_handler: str | None, *, local: bool) -> tuple[str, ...]:
     """``--compat`` values -> the shims to apply: ``none`` is no shim; nothing given is
-    the embedded server's own list when the run uses it (printed; recorded on the run)."""
+    the embedded server's own list when the run uses it (recorded on the run)."""
     from probegate.runner.embedded import embedded_shims
 
     values = [value.strip() for value in compat if value.strip()]
@@ -290,10 +294,7 @@ def _shims(compat: list[str], chat_handler: str | None, *, local: bool) -> tuple
         return ()
     if values or not local:
         return tuple(compat)
-    shims = embedded_shims(chat_handler)
-    Console(stderr=True).print(f"shims for the embedded server: {','.join(shims)} (--compat none for none)",
-                               markup=False, style="dim")
-    return shims
+    return embedded_shims(chat_handler)
 
 
 def _run_one(config: Any, console: Console) -> None:

@@ -48,7 +48,7 @@ def serve(
     transport: str = typer.Option("aiohttp", "--transport", help="Upstream transport: aiohttp or httpx.", parser=choice("aiohttp", "httpx")),
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow binding a non-loopback address."),
     token: str | None = typer.Option(None, "--token", envvar="PROBEGATE_TOKEN", help="Require Authorization: Bearer TOKEN on every route."),
-    compat: list[str] = typer.Option([], "--compat", help="Opt-in request shims, e.g. null-content,args-as-string,drop-params=NAME,max-tokens-alias,default-max-tokens=1024 (rules: gateway/compat.py, README Interop). Every rewrite is recorded."),
+    compat: list[str] = typer.Option([], "--compat", help="Opt-in request shims, e.g. null-content,args-as-string,drop-params=NAME,max-tokens-alias,default-max-tokens=1024, responses-via-chat (rules: gateway/compat/, README Interop). Every rewrite is recorded."),
     redact: list[str] = typer.Option([], "--redact", help="A regex scrubbed from stored bodies (repeatable). API keys and bearer tokens always are."),
     redact_pii: bool = typer.Option(False, "--redact-pii", help="Also scrub e-mail addresses from stored bodies."),
     replay: str | None = typer.Option(None, "--replay", help="Answer model requests from the captures of this run."),

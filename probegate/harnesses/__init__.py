@@ -1,7 +1,7 @@
 """Reference agent harnesses: one agent style per module.
 
 Harnesses (``fc``, ``react``, ``plan``, ``code``, ``langchain``, ``crewai``,
-``cmd:"COMMAND"``) talk only HTTP: to the model through the gateway and to the tools
+``openai-agents``, ``openai-agents-chat``, the MCP variants, ``cmd:"COMMAND"``) talk only HTTP: to the model through the gateway and to the tools
 through the probes. They never read the capture store and import nothing above the
 ground layer (errors, wire). Framework harnesses import their frameworks lazily
 (extra ``frameworks``). The runner (:mod:`probegate.runner`) drives them.

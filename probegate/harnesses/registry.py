@@ -1,6 +1,6 @@
 """Harness names -> harnesses: ``fc``, ``react``, ``plan``, ``code``, ``langchain``,
-``crewai``, their MCP variants ``langchain-mcp`` and ``crewai-mcp``, ``ollama`` (Ollama's
-native ``/api/chat``), and ``cmd:"COMMAND"``.
+``crewai``, ``openai-agents``, ``openai-agents-chat``, the MCP variants ``langchain-mcp`` and
+``crewai-mcp``, ``ollama`` (Ollama's native ``/api/chat``), and ``cmd:"COMMAND"``.
 
 Framework harnesses are imported only when named, and checked right away, so a
 missing ``frameworks`` extra is one clear line before the run starts.
@@ -94,6 +94,18 @@ def _crewai(options: HarnessOptions) -> Harness:
     return CrewAIHarness()
 
 
+def _openai_agents(options: HarnessOptions) -> Harness:
+    from probegate.harnesses.openai_agents import OpenAIAgentsHarness
+
+    return OpenAIAgentsHarness("responses")
+
+
+def _openai_agents_chat(options: HarnessOptions) -> Harness:
+    from probegate.harnesses.openai_agents import OpenAIAgentsHarness
+
+    return OpenAIAgentsHarness("chat")
+
+
 def _langchain_mcp(options: HarnessOptions) -> Harness:
     from probegate.harnesses.langchain_mcp import LangChainMcpHarness
 
@@ -121,6 +133,8 @@ HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
     "code": _code,
     "langchain": _langchain,
     "crewai": _crewai,
+    "openai-agents": _openai_agents,
+    "openai-agents-chat": _openai_agents_chat,
     "langchain-mcp": _langchain_mcp,
     "crewai-mcp": _crewai_mcp,
     "ollama": _ollama,
@@ -129,15 +143,17 @@ HARNESSES: dict[str, Callable[[HarnessOptions], Harness]] = {
 CMD_PREFIX = "cmd:"
 
 
-#: What ``--harness all`` runs: every built-in style (the MCP variants, the same
-#: styles over another tool transport, only when named; so is ``ollama``: it needs an
-#: Ollama server, and the embedded server has no ``/api/chat``).
+#: What ``--harness all`` runs: every built-in style but the variants, which run only
+#: when named: the MCP variants (the same styles over another tool transport),
+#: ``openai-agents-chat`` (the ``openai-agents`` agent over chat completions: a whole
+#: extra leg of the run, as long as ``langchain``'s, for an API comparison) and
+#: ``ollama`` (it needs an Ollama server; the embedded server has no ``/api/chat``).
 ALL = "all"
 MCP_VARIANTS = ("langchain-mcp", "crewai-mcp")
 #: Harnesses the embedded model server cannot answer -> why (a run refuses them without
 #: ``--model-endpoint`` or ``--gateway``).
 NEEDS_ENDPOINT = {"ollama": "it calls Ollama's native /api/chat, which the embedded model server lacks"}
-NAMED_ONLY = (*MCP_VARIANTS, *NEEDS_ENDPOINT)
+NAMED_ONLY = (*MCP_VARIANTS, "openai-agents-chat", *NEEDS_ENDPOINT)
 
 
 def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[list[str], list[str]]:
@@ -145,7 +161,7 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
 
     ``all`` is every built-in style whose dependencies are installed (a framework
     style without its extra, or one that cannot honour ``--protocol`` / ``--memory``, is
-    left out with a note; the MCP variants and ``ollama`` are left out); ``fc,react`` is a list; a
+    left out with a note; the variants in :data:`NAMED_ONLY` are left out); ``fc,react`` is a list; a
     ``cmd:`` value is one harness even when its command holds commas.
 
     Raises:
@@ -154,7 +170,8 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     spec = spec.strip()
     if not spec:
         raise UsageError(
-            "--harness needs a value: fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, ollama, all, "
+            "--harness needs a value: fc, react, plan, code, langchain, crewai, openai-agents, openai-agents-chat, "
+            "langchain-mcp, crewai-mcp, ollama, all, "
             "or cmd:\"COMMAND\""
         )
     if spec.startswith(CMD_PREFIX):

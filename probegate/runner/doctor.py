@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import httpx
 
-from probegate.scorer.judge.wire_rules import CHARS_PER_TOKEN, TOOL_RESULTS_SHIM
+from probegate.scorer.judge.wire_rules import CHARS_PER_TOKEN, RESPONSES_SHIM, ROUTE_MISSING, TOOL_RESULTS_SHIM
 from probegate.wire.reassemble import reassemble
 from probegate.wire.sse import parse_stream
 
@@ -111,7 +111,7 @@ class Doctor:
         if self.model is None:
             self.model = self._first_model()
         checks: list[Callable[[], Check]] = [
-            self.plain, self.tools, self.tools_without_choice, self.tools_without_system, self.tools_stream,
+            self.plain, self.responses, self.tools, self.tools_without_choice, self.tools_without_system, self.tools_stream,
             self.null_content, self.object_arguments, self.tool_results, self.unescaped_content,
             self.max_completion_tokens, self.max_tokens_with_tools,
             self.parallel_tool_calls, self.long_context, self.long_max_length,
@@ -135,6 +135,30 @@ class Doctor:
         status, turn, info = self.post({"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 16})
         ok = status == 200 and turn is not None and bool(turn["assistant"]["content"])
         return Check("plain", "a plain chat completion", "ok" if ok else "error", _evidence(status, turn, info))
+
+    def responses(self) -> Check:
+        """A minimal ``POST /v1/responses``: a missing route (404, 405, 501) is a problem the
+        ``responses-via-chat`` rule works around; an answer that is not a response too."""
+        question = "the Responses API (POST /v1/responses)"
+        body = {"model": self.model or "default", "input": "Say hello.", "max_output_tokens": 16}
+        try:
+            response = self.client.post(f"{self.v1}/responses", json=body, timeout=self.timeout_s)
+        except httpx.HTTPError as exc:
+            return Check("responses", question, "error", f"{type(exc).__name__}: {exc}")
+        raw = response.content
+        info = raw[:160].decode("utf-8", "replace")
+        if response.status_code in ROUTE_MISSING:
+            return Check("responses", question, "problem",
+                         f"HTTP {response.status_code}: the server has no /v1/responses route ({info}); agents that "
+                         "speak the Responses API (the OpenAI Agents SDK's default) fail on every turn",
+                         RESPONSES_SHIM)
+        if response.status_code >= 400:
+            return Check("responses", question, "error", f"HTTP {response.status_code}: {info}")
+        turn = reassemble(path="/v1/responses", request=body, body=raw).completion
+        if turn is None:
+            return Check("responses", question, "problem",
+                         f"HTTP {response.status_code} but not a response object ({info})", RESPONSES_SHIM)
+        return Check("responses", question, "ok", _evidence(response.status_code, turn, info))
 
     def tools(self) -> Check:
         status, turn, info = self.post({"messages": ASK, "tools": [WEATHER_TOOL], "tool_choice": "auto", "max_tokens": 128})

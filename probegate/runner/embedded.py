@@ -175,13 +175,15 @@ def _check_server_installed() -> None:
 #: 54 s of one attempt on a 2-core CPU; the useful replies of the main job are shorter.
 EMBEDDED_MAX_TOKENS = 512
 #: What ``probegate run`` applies on the embedded server when ``--compat`` is not given:
-#: for each chat handler, the shims ``probegate doctor`` recommends for it, plus
+#: for each chat handler, the shims ``probegate doctor`` recommends for it (llama-cpp-python
+#: has no ``/v1/responses``, so ``responses-via-chat`` serves the ``openai-agents`` harness), plus
 #: ``default-max-tokens`` (a budget for the harnesses that send no output limit).
 #: Recorded on every exchange they rewrite, like any ``--compat``.
 EMBEDDED_SHIMS: dict[str, tuple[str, ...]] = {
-    PROBEGATE_HANDLER: ("null-content", "args-as-string", "max-tokens-alias",
+    PROBEGATE_HANDLER: ("responses-via-chat", "null-content", "args-as-string", "max-tokens-alias",
                         f"default-max-tokens={EMBEDDED_MAX_TOKENS}"),
-    "chatml-function-calling": ("tool-choice-auto", "system-for-tools", "null-content", "args-as-string",
+    "chatml-function-calling": ("responses-via-chat", "tool-choice-auto", "system-for-tools", "null-content",
+                                "args-as-string",
                                 "max-tokens-alias", "bound-strings", "cap-max-length",
                                 f"default-max-tokens={EMBEDDED_MAX_TOKENS}"),
 }

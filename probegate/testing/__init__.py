@@ -9,7 +9,10 @@ from probegate.testing.streams import (
     ndjson,
     ollama_chat,
     ollama_chat_stream,
+    response_object,
+    responses_stream,
     sse,
+    sse_events,
 )
 from probegate.testing.upstream import ReceivedRequest, Reply, ScriptedUpstream, Turn
 
@@ -27,6 +30,9 @@ __all__ = [
     "ndjson",
     "ollama_chat",
     "ollama_chat_stream",
+    "response_object",
+    "responses_stream",
     "serve_in_thread",
     "sse",
+    "sse_events",
 ]

@@ -98,6 +98,129 @@ def chat_stream(
     return chunks
 
 
+# -- the Responses API (POST /v1/responses) ----------------------------------------------
+def _responses_usage() -> dict[str, Any]:
+    return {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+
+
+def responses_output(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    reasoning: str | None = None,
+    prefix: str = "test",
+) -> list[dict[str, Any]]:
+    """The ``output`` items of a response: a ``reasoning`` item, a ``message`` with one
+    ``output_text`` part, then one ``function_call`` per tool call (``{"name", "arguments",
+    "id"?}``; ``id`` becomes the ``call_id``, default ``call_<i>``), each in that order when given."""
+    output: list[dict[str, Any]] = []
+    if reasoning:
+        output.append({"type": "reasoning", "id": f"rs_{prefix}", "summary": [],
+                       "content": [{"type": "reasoning_text", "text": reasoning}]})
+    if content:
+        output.append({"type": "message", "id": f"msg_{prefix}", "status": "completed", "role": "assistant",
+                       "content": [{"type": "output_text", "text": content, "annotations": []}]})
+    for i, call in enumerate(tool_calls or []):
+        args = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
+        output.append({"type": "function_call", "id": f"fc_{prefix}_{i}", "call_id": call.get("id", f"call_{i}"),
+                       "name": call["name"], "arguments": args, "status": "completed"})
+    return output
+
+
+def response_object(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    model: str = "test-model",
+    reasoning: str | None = None,
+    response_id: str = "resp_test",
+    status: str = "completed",
+    previous_response_id: str | None = None,
+) -> dict[str, Any]:
+    """A non-streamed ``response`` object (``object: "response"``) with the
+    :func:`responses_output` items and usage in Responses terms (``input_tokens``,
+    ``output_tokens``)."""
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": 1735725600,
+        "status": status,
+        "model": model,
+        "output": responses_output(content, tool_calls, reasoning=reasoning, prefix=response_id.removeprefix("resp_")),
+        "parallel_tool_calls": True,
+        "previous_response_id": previous_response_id,
+        "tool_choice": "auto",
+        "tools": [],
+        "text": {"format": {"type": "text"}},
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "usage": _responses_usage(),
+    }
+
+
+def responses_stream(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    model: str = "test-model",
+    reasoning: str | None = None,
+    response_id: str = "resp_test",
+    pieces: int = 3,
+) -> list[dict[str, Any]]:
+    """The events of a streamed response, in the order OpenAI sends them:
+    ``response.created``, ``response.in_progress``, per output item
+    ``response.output_item.added`` / its deltas (text split in ``pieces``, each call's
+    arguments in two ``response.function_call_arguments.delta``) / its ``.done`` events /
+    ``response.output_item.done``, then ``response.completed`` with the whole response.
+    Every event has a ``sequence_number``; send them with :func:`sse_events`."""
+    final = response_object(content, tool_calls, model=model, reasoning=reasoning, response_id=response_id)
+    started = {**final, "status": "in_progress", "output": [], "usage": None}
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": started},
+                                    {"type": "response.in_progress", "response": started}]
+    for index, item in enumerate(final["output"]):
+        kind = item["type"]
+        head = {"output_index": index, "item_id": item["id"]}
+        if kind == "function_call":
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": {**item, "arguments": "", "status": "in_progress"}})
+            half = len(item["arguments"]) // 2
+            for piece in (item["arguments"][:half], item["arguments"][half:]):
+                events.append({"type": "response.function_call_arguments.delta", **head, "delta": piece})
+            events.append({"type": "response.function_call_arguments.done", **head,
+                           "name": item["name"], "arguments": item["arguments"]})
+        else:
+            text_kind, part_key = ("output_text", "content") if kind == "message" else ("reasoning_text", "content")
+            text = item[part_key][0]["text"]
+            empty = {**item, part_key: [], "status": "in_progress"} if kind == "message" else {**item, "content": []}
+            events.append({"type": "response.output_item.added", "output_index": index, "item": empty})
+            part = {"type": text_kind, "text": ""} | ({"annotations": []} if kind == "message" else {})
+            events.append({"type": "response.content_part.added", **head, "content_index": 0, "part": part})
+            delta_type = "response.output_text.delta" if kind == "message" else "response.reasoning_text.delta"
+            done_type = "response.output_text.done" if kind == "message" else "response.reasoning_text.done"
+            step = max(1, len(text) // pieces)
+            extra = {"logprobs": []} if kind == "message" else {}
+            for i in range(0, len(text), step):
+                events.append({"type": delta_type, **head, "content_index": 0, "delta": text[i : i + step], **extra})
+            events.append({"type": done_type, **head, "content_index": 0, "text": text, **extra})
+            events.append({"type": "response.content_part.done", **head, "content_index": 0,
+                           "part": {**part, "text": text}})
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append({"type": "response.completed", "response": final})
+    return [{**event, "sequence_number": seq} for seq, event in enumerate(events)]
+
+
+def sse_events(events: list[dict[str, Any]], *, eol: str = "\n") -> list[bytes]:
+    """SSE frames of typed events, one per event: an ``event: <type>`` line, then
+    ``data: <json>``, then a blank line; no ``[DONE]`` (as the Responses API sends them)."""
+    return [
+        f"event: {event['type']}{eol}data: {json.dumps(event, separators=(',', ':'))}{eol}{eol}".encode()
+        for event in events
+    ]
+
+
 def ndjson(objects: list[Any]) -> bytes:
     """An NDJSON body (Ollama's native streams): one compact JSON object a line."""
     return "".join(json.dumps(o, separators=(",", ":")) + "\n" for o in objects).encode()

@@ -2,13 +2,14 @@
 
 Tests (and users testing their own harness) queue replies; each incoming request
 takes the next one. A :class:`Turn` answers in the shape the request asked for
-(streamed or not); a :class:`Reply` sends exact bytes, optionally in paced chunks,
+(chat completions, or Responses for a ``/responses`` path; streamed or not); a :class:`Reply` sends exact bytes, optionally in paced chunks,
 after a delay, or breaking the connection part way (fault injection).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 from collections import deque
@@ -16,7 +17,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from probegate.testing.streams import chat_completion, chat_stream, ndjson, ollama_chat, ollama_chat_stream, sse
+from probegate.testing.streams import (
+    chat_completion,
+    chat_stream,
+    ndjson,
+    ollama_chat,
+    ollama_chat_stream,
+    response_object,
+    responses_stream,
+    sse,
+    sse_events,
+)
+
+_RESPONSE_IDS = itertools.count(1)
 
 
 @dataclass
@@ -82,26 +95,58 @@ class Turn:
 
     A request to Ollama's native ``/api/chat`` is answered in its form: NDJSON unless
     the request says ``"stream": false`` (Ollama streams by default), calls without ids.
+
+    A request to a path ending in ``/responses`` gets the Responses form: a
+    ``response`` object (``id`` ``resp_NNNN``, unique in the process), or its SSE
+    events with ``event:`` lines and no ``[DONE]``; any other path gets a chat completion.
+
+    Attributes:
+        content: the answer text.
+        tool_calls: ``[{"name", "arguments", "id"?}]`` (arguments a dict or raw text).
+        reasoning: reasoning text (a ``reasoning`` output item in Responses form;
+            ``reasoning_content`` in chat form).
+        gap_s: seconds between streamed events.
     """
 
     content: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     gap_s: float = 0.0
+    reasoning: str | None = None
 
     def reply_for(self, request: ReceivedRequest) -> Reply:
         try:
             body = request.json()
         except ValueError:
             body = {}
-        body = body if isinstance(body, dict) else {}
-        model = body.get("model", "test-model")
+        model = body.get("model", "test-model") if isinstance(body, dict) else "test-model"
+        stream = isinstance(body, dict) and bool(body.get("stream"))
         if request.path.rstrip("/").endswith("/api/chat"):
-            if body.get("stream", True):
+            if not isinstance(body, dict) or body.get("stream", True):
                 return Reply.ndjson(ollama_chat_stream(self.content, self.tool_calls, model=model), gap_s=self.gap_s)
             return Reply.json(ollama_chat(self.content, self.tool_calls, model=model))
-        if body.get("stream"):
+        if request.path.rstrip("/").endswith("/responses"):
+            response_id = f"resp_{next(_RESPONSE_IDS):04d}"
+            kw = {"model": model, "reasoning": self.reasoning, "response_id": response_id}
+            if stream:
+                events = responses_stream(self.content, self.tool_calls, **kw)
+                return Reply(200, [("content-type", "text/event-stream")], chunks=sse_events(events), gap_s=self.gap_s)
+            previous = body.get("previous_response_id") if isinstance(body, dict) else None
+            return Reply.json(response_object(self.content, self.tool_calls, previous_response_id=previous, **kw))
+        if self.reasoning is not None:
+            return self._chat_with_reasoning(stream, model)
+        if stream:
             return Reply.sse(chat_stream(self.content, self.tool_calls, model=model), gap_s=self.gap_s)
         return Reply.json(chat_completion(self.content, self.tool_calls, model=model))
+
+    def _chat_with_reasoning(self, stream: bool, model: str) -> Reply:
+        if stream:
+            chunks = chat_stream(self.content, self.tool_calls, model=model)
+            chunks.insert(1, {**chunks[0], "choices": [{"index": 0, "delta": {"reasoning_content": self.reasoning},
+                                                        "finish_reason": None}]})
+            return Reply.sse(chunks, gap_s=self.gap_s)
+        body = chat_completion(self.content, self.tool_calls, model=model)
+        body["choices"][0]["message"]["reasoning_content"] = self.reasoning
+        return Reply.json(body)
 
 
 Script = Reply | Turn

@@ -12,7 +12,7 @@ from probegate.wire.arguments import ParsedArguments, parse_arguments
 from probegate.wire.content_calls import TextCall, detect_content_calls
 from probegate.wire.reassemble import Reassembly, dialect_of, reassemble
 from probegate.wire.sse import NDJSONParser, SSEParser, StreamEvent, parse_stream
-from probegate.wire.tool_results import ToolResult, pair_tool_results
+from probegate.wire.tool_results import ToolResult, input_messages, pair_tool_results
 
 __all__ = [
     "NDJSONParser",
@@ -24,6 +24,7 @@ __all__ = [
     "ToolResult",
     "detect_content_calls",
     "dialect_of",
+    "input_messages",
     "pair_tool_results",
     "parse_arguments",
     "parse_stream",

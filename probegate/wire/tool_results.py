@@ -4,6 +4,11 @@ For each ``tool`` message, the call it answers is in the nearest preceding assis
 message. The pairing rule, in order: ``id`` (its ``tool_call_id`` matches exactly one
 call), ``name`` (its ``name`` matches exactly one call), ``position`` (its place in
 the run of tool messages after that assistant message).
+
+A Responses request's ``input`` items are read as messages first
+(:func:`input_messages`): ``function_call_output`` items are tool messages, and the
+``reasoning`` / assistant ``message`` / ``function_call`` items of one model turn are
+one assistant message, so a result pairs with its call by ``call_id`` as in chat.
 """
 
 from __future__ import annotations
@@ -108,3 +113,71 @@ def missing_tool_call_ids(messages: list[Any]) -> bool:
         isinstance(m, dict) and m.get("role") == "tool" and not m.get("tool_call_id")
         for m in messages
     )
+
+
+def _opens_turn(current: dict[str, Any] | None, kind: Any) -> bool:
+    """Whether an assistant-side input item starts a new assistant message: there is
+    none open, or the open one already holds what comes later in a turn's output
+    (reasoning, then text, then calls)."""
+    if current is None:
+        return True
+    if kind == "reasoning":
+        return bool(current.get("content") or current.get("tool_calls"))
+    if kind != "function_call":
+        return bool(current.get("tool_calls"))
+    return False
+
+
+def input_messages(source: list[Any]) -> list[dict[str, Any]]:
+    """A Responses request's ``input`` items as chat-style messages.
+
+    - ``function_call_output`` -> ``{"role": "tool", "tool_call_id": call_id, "content": output}``;
+    - consecutive ``reasoning``, assistant ``message`` and ``function_call`` items (one
+      model turn replayed) -> one ``{"role": "assistant", "content": text | None,
+      "reasoning": text?, "tool_calls": [{"id": call_id, "type": "function",
+      "function": {"name", "arguments"}}]?}``;
+    - any other item with a ``role`` (user, system, developer) is kept as it is; items
+      that are not objects are skipped.
+
+    Pure; never raises.
+    """
+    messages: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for item in source:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        assistant_side = kind in ("reasoning", "function_call") or (
+            kind in ("message", None) and item.get("role") == "assistant"
+        )
+        if not assistant_side:
+            current = None
+            if kind == "function_call_output":
+                messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output")})
+            else:
+                messages.append(item)
+            continue
+        if _opens_turn(current, kind):
+            current = {"role": "assistant", "content": None}
+            messages.append(current)
+        assert current is not None
+        if kind == "reasoning":
+            parts = items(item.get("content")) + items(item.get("summary"))
+            text = "".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+            current["reasoning"] = (current.get("reasoning") or "") + text
+        elif kind == "function_call":
+            call = {"id": item.get("call_id"), "type": "function",
+                    "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+            current.setdefault("tool_calls", []).append(call)
+        else:
+            text = _text_of(item.get("content"))
+            if text:
+                current["content"] = (current.get("content") or "") + text
+    return messages
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [p.get("text") for p in items(content) if isinstance(p, dict)]
+    return "".join(p for p in parts if isinstance(p, str))

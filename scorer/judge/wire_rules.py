@@ -126,6 +126,24 @@ def dropped_tool_results(facts: Facts) -> list[Attribution]:
     return []
 
 
+#: Statuses that say a route does not exist (or takes no POST).
+ROUTE_MISSING = (404, 405, 501)
+#: The compat rule that serves the Responses API from chat completions.
+RESPONSES_SHIM = "responses-via-chat"
+_NOT_A_ROUTE = re.compile(r"\bmodel\b", re.IGNORECASE)  # Ollama's 404: model 'x' not found
+
+
+def route_missing(ex: ExchangeRecord, message: str) -> str | None:
+    """The evidence that an exchange hit a route the server does not have: HTTP 404, 405 or
+    501 whose message is not about a missing *model* (``None`` otherwise)."""
+    if ex.status_code not in ROUTE_MISSING or (ex.status_code == 404 and _NOT_A_ROUTE.search(message)):
+        return None
+    note = f"HTTP {ex.status_code} on {ex.path or 'the route'}: the server has no such route ({pair(ex)})"
+    if ex.path.rstrip("/").endswith("/responses"):
+        note += f"; run probegate doctor: the {RESPONSES_SHIM} shim would fix it by translating to chat completions"
+    return note + (f": {message[:200]}" if message else "")
+
+
 def wire_failures(facts: Facts) -> list[Attribution]:
     out: list[Attribution] = []
     exchanges = facts.trajectory.exchanges
@@ -136,7 +154,10 @@ def wire_failures(facts: Facts) -> list[Attribution]:
         message = " ".join(p for p in (ex.error, body if ex.error_body is not None else None) if p)
         status = f"HTTP {ex.status_code}" if ex.status_code is not None else "no response"
         excerpt = message[:240] or status
-        if _CONTEXT.search(message):
+        missing = route_missing(ex, message)
+        if missing is not None:
+            out.append(Attribution("interop", "interop.route_missing", missing, exchange_seq=ex.seq))
+        elif _CONTEXT.search(message):
             out.append(Attribution("context_truncation", "context_truncation.upstream_rejected", f"{status}: {excerpt}", exchange_seq=ex.seq))
         elif ex.status_code is not None and _VALIDATION.search(message):
             where = offending_field(message)

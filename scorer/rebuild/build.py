@@ -1,6 +1,8 @@
 """Rebuilding one attempt's trajectory from its stored rows. Pure: no I/O.
 
-Exchanges are read in ``seq`` order. Each model call is assigned to a thread
+Exchanges are read in ``seq`` order. Each model call's whole history is read from its
+request (a Responses request continuing a ``previous_response_id`` gets the history of
+that response first), it is assigned to a thread
 (:mod:`probegate.scorer.rebuild.threads`), its reassembled turn is parsed (:mod:`probegate.scorer.rebuild.turns`) into
 steps, the next request of the same thread gives each call's observation
 (:mod:`probegate.scorer.rebuild.observations`), and probe calls are joined to the steps that caused
@@ -32,7 +34,7 @@ from probegate.scorer.rebuild.join import CallStep, ProbeMoment, attach_by_time,
 from probegate.scorer.judge.loops import detect_loop
 from probegate.scorer.rebuild.observations import structured_observation, text_observation
 from probegate.scorer.rebuild.rows import AttemptRows, RunInfo
-from probegate.scorer.rebuild.threads import ThreadTracker, message_sizes, request_messages
+from probegate.scorer.rebuild.threads import ResponseChain, ThreadTracker, message_sizes
 from probegate.scorer.trajectory import (
     CallSource,
     Door,
@@ -161,7 +163,7 @@ def _tools_chars(body: Any) -> int:
     return len(json.dumps(tools, ensure_ascii=False)) if tools else 0
 
 
-def _observe(turns: list[_Turn], by_seq: dict[int, Exchange], tracker: ThreadTracker) -> None:
+def _observe(turns: list[_Turn], histories: dict[int, list[dict[str, Any]]], tracker: ThreadTracker) -> None:
     for turn in turns:
         if turn.turn is None or not turn.turn.calls:
             continue
@@ -169,7 +171,7 @@ def _observe(turns: list[_Turn], by_seq: dict[int, Exchange], tracker: ThreadTra
         later = [s for s in seqs if s > turn.exchange.seq]
         if not later:
             continue
-        messages = request_messages(by_seq[later[0]].request_body)
+        messages = histories[later[0]]
         names = [c.name for c in turn.turn.calls]
         if turn.turn.kind == "fc":
             for step in turn.steps:
@@ -252,11 +254,16 @@ def build_trajectory(
     ordered = sorted(rows.exchanges, key=lambda e: (e.seq, aware(e.started_at) or aware_min()))
     by_seq = {e.seq: e for e in ordered}
     tracker = ThreadTracker()
+    chain = ResponseChain()
+    histories: dict[int, list[dict[str, Any]]] = {}
     turns: list[_Turn] = []
     records: list[ExchangeRecord] = []
     next_id = 0
     for ex in (e for e in ordered if is_model_call(e)):
-        thread = tracker.assign(ex.seq, request_messages(ex.request_body))
+        histories[ex.seq] = chain.messages(ex.seq, ex.request_body)
+        thread = tracker.assign(ex.seq, histories[ex.seq])
+        if succeeded(ex):
+            chain.record(ex.response_body, histories[ex.seq], ex.completion)
         records.append(_record(ex, thread, run.params))
         if ex.seq in unreadable:
             parsed = ParsedTurn(None, status="failed", notes=(CORRUPT_NOTE,))
@@ -272,7 +279,7 @@ def build_trajectory(
                               [c.call_id or "" for c in parsed.calls],
                               [(c.name, c.arguments if c.arguments is not None else c.raw)
                                for c in parsed.calls if not c.call_id and c.kind == "fc"])
-    _observe(turns, by_seq, tracker)
+    _observe(turns, histories, tracker)
     probe_records, step_probe = _probe_records(rows, turns, tracker, by_seq)
     _mark_repaired_probe_calls(turns, probe_records, issues)
     steps = [Step(**s, probe_call=step_probe.get(s["step_id"])) for t in turns for s in t.steps]
@@ -289,7 +296,11 @@ def build_trajectory(
         exchanges=records,
         usage=_usage(records),
         world_state=rows.world_state,
-        warnings=[i.text() for i in issues],
+        warnings=[i.text() for i in issues] + [
+            f"exchange {seq} continues response {rid!r}, which no exchange of this attempt answered: "
+            "its history is its own input items only"
+            for seq, rid in chain.missing
+        ],
     )
     max_steps = run.params.get("max_steps") if isinstance(run.params.get("max_steps"), int) else max_steps
     return _with_reported_answer(_finish(draft, turns, max_steps), run.params)

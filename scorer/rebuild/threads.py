@@ -1,6 +1,8 @@
 """Splitting an attempt's requests into conversation threads (main agent, sub-agents). Pure.
 
-Every request carries the whole history the agent sent. A request **extends** a
+Every request carries the whole history the agent sent (a Responses request that names
+``previous_response_id`` carries only new items: :class:`ResponseChain` gives it back
+its whole history first). A request **extends** a
 thread when its messages start with that thread's last request; it **continues** a
 thread when it repeats that thread's last model output (as an assistant message, a
 tool result answering its call ids, a call without id (Ollama's native API has none)
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from probegate.wire.json_shapes import items, mapping
+from probegate.wire.tool_results import input_messages
 from probegate.scorer.trajectory import DroppedMessage
 
 
@@ -35,8 +38,10 @@ def content_text(content: Any) -> str:
 def request_messages(body: Any) -> list[dict[str, Any]]:
     """The message history of a request in any dialect we proxy.
 
-    Chat (``messages``), Responses (``input`` items or text), legacy completions and
-    Ollama generate (``prompt``); a top-level ``system`` becomes the first message.
+    Chat (``messages``), Responses (``input`` text, or items read by
+    :func:`probegate.wire.tool_results.input_messages`: tool results, and one assistant
+    message per replayed model turn), legacy completions and Ollama generate
+    (``prompt``); a top-level ``system`` or ``instructions`` becomes the first message.
     """
     if not isinstance(body, dict):
         return []
@@ -45,24 +50,71 @@ def request_messages(body: Any) -> list[dict[str, Any]]:
         messages.append({"role": "system", "content": body["system"]})
     if isinstance(body.get("instructions"), str):
         messages.append({"role": "system", "content": body["instructions"]})
-    source = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
-    if isinstance(source, list):
-        messages.extend(_item(m) for m in source if isinstance(m, dict))
-    elif isinstance(source, str):
-        messages.append({"role": "user", "content": source})
+    if isinstance(body.get("messages"), list):
+        messages.extend(m for m in body["messages"] if isinstance(m, dict))
+    elif isinstance(body.get("input"), list):
+        messages.extend(input_messages(body["input"]))
+    elif isinstance(body.get("input"), str):
+        messages.append({"role": "user", "content": body["input"]})
     elif isinstance(body.get("prompt"), str):
         messages.append({"role": "user", "content": body["prompt"]})
     return messages
 
 
-def _item(item: dict[str, Any]) -> dict[str, Any]:
-    kind = item.get("type")
-    if kind == "function_call_output":
-        return {"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output")}
-    if kind == "function_call":
-        call = {"id": item.get("call_id"), "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
-        return {"role": "assistant", "content": None, "tool_calls": [call]}
-    return item
+def assistant_message(completion: Any) -> dict[str, Any]:
+    """The reassembled assistant turn (``Exchange.completion``) as the chat message a
+    client would send back: ``{"role": "assistant", "content", "tool_calls"?}``."""
+    assistant = mapping(mapping(completion).get("assistant"))
+    message: dict[str, Any] = {"role": "assistant", "content": assistant.get("content")}
+    calls = [
+        {"id": c.get("id"), "type": "function", "function": {"name": c.get("name"), "arguments": c.get("arguments_raw")}}
+        for c in items(assistant.get("tool_calls"))
+        if isinstance(c, dict)
+    ]
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+@dataclass
+class ResponseChain:
+    """Whole histories of Responses exchanges, for servers that keep state.
+
+    A request naming ``previous_response_id`` sends only its new ``input`` items; the
+    history it continues is the previous response's request history plus that
+    response's output. :meth:`messages` gives every request its whole history, so
+    thread joining and observations read it as they read a stateless replay.
+
+    Attributes:
+        histories: response id -> the history up to and including that response's turn.
+        missing: ``(exchange seq, response id)`` of requests naming a previous response
+            no exchange of the attempt answered (their history is their own items only).
+    """
+
+    histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    missing: list[tuple[int, str]] = field(default_factory=list)
+
+    def messages(self, seq: int, body: Any) -> list[dict[str, Any]]:
+        """The whole history of exchange ``seq``'s request (its own messages when it names no
+        previous response; the chain's history then its new items when it does)."""
+        own = request_messages(body)
+        previous = body.get("previous_response_id") if isinstance(body, dict) else None
+        if not isinstance(previous, str) or not previous:
+            return own
+        history = self.histories.get(previous)
+        if history is None:
+            self.missing.append((seq, previous))
+            return own
+        new = list(own)
+        while new and new[0].get("role") == "system" and new[0] in history:
+            new.pop(0)  # the instructions sent again: already in the history
+        return [*history, *new]
+
+    def record(self, response_body: Any, messages: list[dict[str, Any]], completion: Any) -> None:
+        """Remember the history a response ends (its ``id`` read from ``response_body``)."""
+        response_id = mapping(response_body).get("id")
+        if isinstance(response_id, str) and response_id and completion is not None:
+            self.histories[response_id] = [*messages, assistant_message(completion)]
 
 
 class MessageSizes(NamedTuple):

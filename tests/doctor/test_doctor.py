@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from probegate.gateway.compat.responses_via_chat import response_from_chat
 from probegate.runner.doctor import Doctor, recommended_shims
 from probegate.testing import ReceivedRequest, Reply, ScriptedUpstream, Turn, chat_completion, serve_in_thread
 from probegate.testing.streams import chat_chunk
@@ -29,6 +30,8 @@ def faulty_server(request: ReceivedRequest) -> Reply | Turn:
     """A server with every fault the doctor knows (llama-cpp-python's, mostly)."""
     if request.path.endswith("/models"):
         return Reply.json({"object": "list", "data": [{"id": "faulty-model"}]})
+    if request.path.endswith("/responses"):  # llama-cpp-python has no Responses route
+        return Reply.json({"detail": "Not Found"}, 404)
     body = request.json()
     messages = body.get("messages", [])
     tools = body.get("tools")
@@ -63,6 +66,8 @@ def healthy_server(request: ReceivedRequest) -> Reply | Turn:
     if request.path.endswith("/models"):
         return Reply.json({"object": "list", "data": [{"id": "good-model"}]})
     body = request.json()
+    if request.path.endswith("/responses"):
+        return Reply.json(response_from_chat(chat_completion("Hello."), body, base="doctor"))
     if body.get("tools") and body["messages"][-1]["role"] != "tool":
         call = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
         if body.get("stream"):
@@ -91,6 +96,7 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
     verdicts = {c.name: (c.verdict, c.shim) for c in checks}
     assert verdicts == {
         "plain": ("ok", None),
+        "responses": ("problem", "responses-via-chat"),
         "tools": ("ok", None),
         "tools-no-choice": ("problem", "tool-choice-auto"),
         "tools-no-system": ("problem", "system-for-tools"),
@@ -105,13 +111,14 @@ def test_every_fault_is_found_with_its_shim(server) -> None:
         "long-context": ("unsupported", None),
         "long-max-length": ("problem", "cap-max-length"),
     }
-    assert recommended_shims(checks) == ["tool-choice-auto", "system-for-tools", "null-content", "args-as-string",
+    assert recommended_shims(checks) == ["responses-via-chat", "tool-choice-auto", "system-for-tools", "null-content", "args-as-string",
                                          "tool-results-as-user", "max-tokens-alias", "bound-strings",
                                          "drop-params=parallel_tool_calls", "cap-max-length"]
     assert "messages.2.content" in next(c.evidence for c in checks if c.name == "null-content")
     assert "asked for 8 tokens, got 20" in next(c.evidence for c in checks if c.name == "max-tokens-with-tools")
     evidence = {c.name: c.evidence for c in checks}
     assert "the server drops tool results" in evidence["tool-results"]
+    assert evidence["responses"].startswith("HTTP 404: the server has no /v1/responses route")
     assert "HTML-escapes content" in evidence["unescaped-content"]
 
 
@@ -120,7 +127,30 @@ def test_a_healthy_server_needs_no_shim(server) -> None:
     checks = doctor.run()
     assert doctor.model == "good-model"
     assert [c.name for c in checks if c.verdict != "ok"] == []
+    assert next(c for c in checks if c.name == "responses").evidence == "HTTP 200"
     assert recommended_shims(checks) == []
+
+
+@pytest.mark.parametrize(("reply", "verdict", "shim"), [
+    (Reply.json({"detail": "Not Found"}, 404), "problem", "responses-via-chat"),
+    (Reply(405, [("content-type", "text/plain")], b"Method Not Allowed"), "problem", "responses-via-chat"),
+    (Reply.json(chat_completion("Hello.")), "problem", "responses-via-chat"),  # a route that answers in chat form
+    (Reply.json({"error": {"message": "model is loading"}}, 503), "error", None),
+    (Reply.json(response_from_chat(chat_completion("Hello."), {}, base="r")), "ok", None),
+])
+def test_responses_check(reply: Reply, verdict: str, shim: str | None) -> None:
+    """The Responses route: missing (404, 405) or answering in another shape calls for the rule."""
+    script = ScriptedUpstream(handler=lambda request: reply)
+    running = serve_in_thread(script)
+    doctor = Doctor(running.url, "m")
+    try:
+        check = doctor.responses()
+    finally:
+        doctor.client.close()
+        running.stop()
+    assert (check.name, check.verdict, check.shim) == ("responses", verdict, shim)
+    assert [(r.path, r.json()) for r in script.requests] == [
+        ("/v1/responses", {"model": "m", "input": "Say hello.", "max_output_tokens": 16})]
 
 
 def test_cli_json_and_unreachable(server) -> None:

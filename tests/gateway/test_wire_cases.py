@@ -20,7 +20,7 @@ from sqlmodel import Session, select
 
 from probegate.store import Exchange
 from probegate.testing import Reply, ScriptedUpstream, serve_in_thread
-from probegate.wire.tool_results import pair_tool_results
+from probegate.wire.tool_results import input_messages, pair_tool_results
 
 HERE = Path(__file__).resolve().parent
 ROOTS = [
@@ -108,7 +108,8 @@ def test_wire_case(case: Path, gateway_factory) -> None:
 
     pairing = case / "expected.request.json"
     if pairing.is_file():
-        messages = json.loads(request_bytes)["messages"]
+        request = json.loads(request_bytes)
+        messages = request["messages"] if "messages" in request else input_messages(request["input"])
         got = [r.to_json() for r in pair_tool_results(messages)]
         assert got == json.loads(pairing.read_text())["tool_results"]
 

@@ -244,7 +244,9 @@ def test_code_keeps_its_printed_answer_when_the_check_gets_no_code(rig, task_set
 
 # --- who takes the options ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["langchain", "crewai", "langchain-mcp", "crewai-mcp", "ollama", 'cmd:"python agent.py"'])
+@pytest.mark.parametrize(
+    "name", ["langchain", "crewai", "openai-agents", "langchain-mcp", "crewai-mcp", "ollama", 'cmd:"python agent.py"']
+)
 @pytest.mark.parametrize(("option", "value"), [("protocol", "steps"), ("memory", "digest")])
 def test_other_harnesses_refuse_the_options(name: str, option: str, value: str) -> None:
     with pytest.raises(UsageError) as caught:
@@ -257,7 +259,7 @@ def test_other_harnesses_refuse_the_options(name: str, option: str, value: str) 
 def test_all_leaves_the_frameworks_out_with_a_note() -> None:
     names, notes = expand_harnesses("all", HarnessOptions(unsafe_no_sandbox=True, protocol="steps"))
     assert names == ["fc", "react", "plan", "code"]
-    assert [n.split(":")[0] for n in notes] == ["langchain left out", "crewai left out"]
+    assert [n.split(":")[0] for n in notes] == ["langchain left out", "crewai left out", "openai-agents left out"]
 
 
 def test_a_distributed_job_carries_the_options() -> None:

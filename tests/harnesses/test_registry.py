@@ -16,7 +16,7 @@ def test_builtin_harnesses(name: str) -> None:
 
 @pytest.mark.frameworks
 @pytest.mark.filterwarnings("ignore::ImportWarning")  # importing CrewAI 1.15 warns about its own modules
-@pytest.mark.parametrize("name", ["langchain", "crewai", "langchain-mcp", "crewai-mcp"])
+@pytest.mark.parametrize("name", ["langchain", "crewai", "openai-agents", "openai-agents-chat", "langchain-mcp", "crewai-mcp"])
 def test_framework_harnesses(name: str) -> None:
     assert get_harness(name).name == name
 
@@ -36,3 +36,14 @@ def test_bad_names_are_usage_errors(name: str, message: str) -> None:
 
 def test_names_listed() -> None:
     assert harness_names() == [*HARNESSES, 'cmd:"COMMAND"']
+
+
+@pytest.mark.frameworks
+@pytest.mark.filterwarnings("ignore::ImportWarning")  # "all" imports CrewAI when installed: it warns about itself
+def test_all_leaves_the_named_only_variants_out() -> None:
+    from probegate.harnesses.registry import NAMED_ONLY, expand_harnesses
+
+    names, _ = expand_harnesses("all")
+    assert "openai-agents" in names and "langchain" in names
+    assert not set(NAMED_ONLY) & set(names)
+    assert expand_harnesses("openai-agents,openai-agents-chat")[0] == ["openai-agents", "openai-agents-chat"]

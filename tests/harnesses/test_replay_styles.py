@@ -24,6 +24,8 @@ SCRIPTS: dict[str, list[Turn]] = {
     "fc": CALLS,
     "langchain": CALLS,
     "crewai": CALLS,
+    "openai-agents": CALLS,
+    "openai-agents-chat": CALLS,
     "react": [
         Turn("Thought: find the SKU\nAction: search_products\nAction Input: {\"query\": \"office chair\"}"),
         Turn("Thought: read its stock\nAction: check_stock\nAction Input: {\"sku\": \"SKU-1001\"}"),
@@ -33,7 +35,7 @@ SCRIPTS: dict[str, list[Turn]] = {
     "code": [Turn("```python\nsku = search_products(query='office chair')['products'][0]['sku']\n"
                   "print(check_stock(sku=sku)['in_stock'])\n```")],
 }
-FRAMEWORKS = {"langchain", "crewai"}
+FRAMEWORKS = {"langchain", "crewai", "openai-agents", "openai-agents-chat"}
 #: CrewAI 1.15 warns about itself on import and use (as in test_crewai_agent.py)
 CREWAI_MARKS = [pytest.mark.frameworks, pytest.mark.filterwarnings("ignore::ImportWarning"),
                 pytest.mark.filterwarnings("ignore::DeprecationWarning")]

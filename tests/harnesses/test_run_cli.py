@@ -74,7 +74,7 @@ def test_a_run_end_to_end(model, tmp_path: Path) -> None:
     ("args", "first_line"),
     [
         (["--harness", "nope"], "error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, "
-                                'crewai, langchain-mcp, crewai-mcp, ollama, cmd:"COMMAND"'),
+                                'crewai, openai-agents, openai-agents-chat, langchain-mcp, crewai-mcp, ollama, cmd:"COMMAND"'),
         (["--harness", "fc", "--task-set", "/no/such/set"], "error: no task set '/no/such/set'"),
         (["--harness", "fc", "--repeats", "0"], "error (probegate run): Invalid value for '--repeats'"),
         (["--harness", "fc", "--temperature", "nan"], "error (probegate run): Invalid value for '--temperature': 'nan' is not a finite number"),

@@ -56,8 +56,8 @@ CASES = {
                          "error: task set {tmp}/broken has 8 problem(s):"),
     "unknown harness": (lambda tmp: ["--task-set", TASKS, "--harness", "nope", "--model", "m",
                                      "--model-endpoint", "http://127.0.0.1:9"],
-                        ("error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, crewai, langchain-mcp, crewai-mcp, "
-                        'ollama, cmd:"COMMAND"')),
+                        ("error: unknown harness 'nope': choose one of fc, react, plan, code, langchain, crewai, openai-agents, "
+                         "openai-agents-chat, langchain-mcp, crewai-mcp, ollama, cmd:\"COMMAND\"")),
     "ollama harness on the embedded server": (lambda tmp: ["--task-set", TASKS, "--harness", "ollama"],
                                               ("error: --harness ollama needs --model-endpoint URL (and --model NAME): "
                                                "it calls Ollama's native /api/chat, which the embedded model server lacks")),

@@ -43,6 +43,15 @@ def _server_down(b: AttemptBuilder) -> None:
     b.exchange(USER, None, status=503, response_body={"error": "loading model"})
 
 
+def _route_missing(b: AttemptBuilder) -> None:
+    # the Responses API against a server without the route (llama-cpp-python), no shim on
+    b.exchange(USER, None, status=404, response_body={"detail": "Not Found"}).path = "/v1/responses"
+
+
+def _model_missing(b: AttemptBuilder) -> None:
+    b.exchange(USER, None, status=404, response_body={"error": "model 'qwen9' not found, try pulling it first"})
+
+
 def _too_long(b: AttemptBuilder) -> None:
     b.exchange(USER, None, status=400, response_body={"error": {"message": "This model's maximum context length is 4096 tokens"}})
 
@@ -105,6 +114,8 @@ WIRE_CASES = [
     # rule, builder, step, evidence fragment
     ("interop.upstream_rejected", _rejected, None, "messages.2.content"),
     ("interop.upstream_error", _server_down, None, "HTTP 503"),
+    ("interop.route_missing", _route_missing, None, "HTTP 404 on /v1/responses: the server has no such route"),
+    ("interop.upstream_error", _model_missing, None, "model 'qwen9' not found"),
     ("interop.tools_ignored", _tools_ignored, 0, "the tools never reached the model"),
     ("interop.tool_results_dropped", _tool_results_dropped, 1, "from 300 to 312 tokens (+12; at least"),
     ("context_truncation.upstream_rejected", _too_long, None, "maximum context length"),
@@ -287,3 +298,24 @@ def test_a_hedged_answer_fails_with_a_label_saying_so(task_by_id: dict[str, Task
     assert not s.passed
     assert "fake_completion.hedged_answer" in [a.rule for a in s.attributions]
     assert "intent_miss.answer_mismatch" not in [a.rule for a in s.attributions]
+
+
+@pytest.mark.parametrize(("path", "status", "message", "shim"), [
+    ("/v1/responses", 404, '{"detail": "Not Found"}', True),
+    ("/v1/responses", 405, "Method Not Allowed", True),
+    ("/api/chat", 404, "404 page not found", False),
+    ("/api/chat", 404, "model 'qwen9' not found", None),
+    ("/v1/responses", 400, "bad request", None),
+])
+def test_route_missing_evidence(path: str, status: int, message: str, shim: bool | None) -> None:
+    """A missing route names the path and status; on the Responses route it names the shim
+    the run summary lists as the fix (a missing *model* is no missing route)."""
+    from probegate.scorer.judge.wire_rules import route_missing
+    from probegate.scorer.trajectory import ExchangeRecord
+
+    found = route_missing(ExchangeRecord(seq=0, path=path, status_code=status), message)
+    if shim is None:
+        assert found is None
+        return
+    assert found is not None and found.startswith(f"HTTP {status} on {path}: the server has no such route")
+    assert ("the responses-via-chat shim would fix it" in found) is shim
