@@ -1,14 +1,14 @@
 """``probegate run``: drive a task set through one harness against one model.
 
 The command is a thin shell over :func:`probegate.runner.execute.execute`: it turns options
-into a :class:`~probegate.runner.execute.RunConfig`, shows a rich progress bar while the
-attempts run, and prints the summary table and the report path at the end. A run
-interrupted with Ctrl-C or SIGTERM is marked ``interrupted``, still scored, and exits 130.
+into a :class:`~probegate.runner.execute.RunConfig`, shows the progress while the attempts run
+(:mod:`probegate.cli.progress`: a live view on a terminal, a line per attempt elsewhere), and
+prints the summary table and the report path at the end. A run interrupted with Ctrl-C or
+SIGTERM is marked ``interrupted``, still scored, and exits 130.
 """
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from probegate.cli.options import (
@@ -29,6 +28,7 @@ from probegate.cli.options import (
     number,
     writable_dir,
 )
+from probegate.cli.progress import progress_view
 from probegate.cli.signals import sigterm_as_interrupt
 from probegate.errors import UsageError
 
@@ -40,50 +40,6 @@ if TYPE_CHECKING:
 INTERRUPTED_EXIT = 130
 #: Exit status of a run that finished but could not be scored or written (stored, rescorable).
 SCORING_FAILED_EXIT = 1
-
-
-class ProgressEvents:
-    """The runner's events shown as one progress bar with passed / failed / running counts.
-
-    An attempt counts as passed or failed by the scorer's verdict, judged as it
-    ends; one that could not be judged (no scorer) counts as unscored.
-    """
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.bar: Any = None
-        self.started = False
-        self.counts: Counter[str] = Counter()
-        self._lock = threading.Lock()
-
-    def _fields(self) -> dict[str, Any]:
-        unscored = self.counts["unscored"]
-        return {
-            "passed": self.counts["passed"],
-            "failed": self.counts["failed"],
-            "running": self.counts["running"],
-            "unscored": f" {unscored} unscored" if unscored else "",
-        }
-
-    def run_started(self, run_id: str, total: int) -> None:
-        """Show the bar (only now: errors found before the run starts print alone)."""
-        self.bar = self.progress.add_task(run_id, total=total, **self._fields())
-        self.progress.start()
-        self.started = True
-
-    def attempt_started(self, task_id: str, attempt: int) -> None:
-        """One more running."""
-        with self._lock:
-            self.counts["running"] += 1
-            self.progress.update(self.bar, **self._fields())
-
-    def attempt_finished(self, outcome: AttemptOutcome) -> None:
-        """Count the verdict and advance."""
-        with self._lock:
-            self.counts["running"] = max(0, self.counts["running"] - 1)
-            verdict = {True: "passed", False: "failed", None: "unscored"}[outcome.passed]
-            self.counts[verdict] += 1
-            self.progress.update(self.bar, advance=1, **self._fields())
 
 
 def _stops(outcomes: list[AttemptOutcome]) -> str:
@@ -215,6 +171,16 @@ def run(
     lang: str = typer.Option("en", "--lang", help="Prompt language: en or zh.", parser=choice("en", "zh")),
     feedback: str = typer.Option("actionable", "--feedback", help="Probe error feedback: plain or actionable.",
                                   parser=choice("plain", "actionable")),
+    protocol: str = typer.Option(
+        "off", "--protocol", parser=choice("off", "steps"),
+        help="Execution protocol of the reference harnesses (fc, react, plan, code): steps adds 'Step k/N' before "
+             "each model call and a completion check before the final answer. Recorded in the run's params.",
+    ),
+    memory: str = typer.Option(
+        "off", "--memory", parser=choice("off", "digest"),
+        help="Memory of the reference harnesses: digest keeps a short digest of earlier tool results in each "
+             "request. Recorded in the run's params.",
+    ),
     tasks: str | None = typer.Option(
         None, "--tasks",
         help="Task ids or subset names, comma-separated; all for every task. Default: the set's default subset "
@@ -268,7 +234,9 @@ def run(
     if chat_handler is not None and (model_endpoint or gateway):
         raise UsageError("--chat-handler picks the embedded server's prompt format: leave out --model-endpoint "
                          "and --gateway")
-    harnesses, notes = expand_harnesses(harness, HarnessOptions(unsafe_no_sandbox=unsafe_no_sandbox))
+    harnesses, notes = expand_harnesses(
+        harness, HarnessOptions(unsafe_no_sandbox=unsafe_no_sandbox, protocol=protocol, memory=memory)
+    )
     check_store_url(store)
     writable_dir(output_dir, "--output-dir")  # before the run, not when its report is written
     if model_path is not None and not Path(model_path).is_file():
@@ -286,6 +254,8 @@ def run(
         max_steps=max_steps,
         lang=lang,
         feedback=feedback,
+        protocol=protocol,
+        memory=memory,
         task_ids=tuple(t.strip() for t in (tasks or "").split(",") if t.strip()),
         run_id=run_id,
         task_timeout=task_timeout,
@@ -333,19 +303,17 @@ def _shims(compat: list[str], chat_handler: str | None, *, local: bool) -> tuple
 
 
 def _run_one(config: Any, console: Console) -> None:
-    """One run with its live progress bar, then its table."""
+    """One run with its progress view, then its table."""
     from probegate.runner.execute import execute
 
-    progress = _progress(console)
-    events = ProgressEvents(progress)
+    view = progress_view(console, [config.harness], config.concurrency)
     try:
-        report = execute(config, events)
+        report = execute(config, view.events(config.harness))
     except KeyboardInterrupt:  # a second Ctrl-C, or one outside the attempts: the run is marked
         typer.echo("interrupted", err=True)
         raise typer.Exit(INTERRUPTED_EXIT) from None
     finally:
-        if events.started:
-            progress.stop()
+        view.stop()
     _print_report(Console(), report)
     if report.status == "interrupted":
         raise typer.Exit(INTERRUPTED_EXIT)
@@ -353,43 +321,18 @@ def _run_one(config: Any, console: Console) -> None:
         raise typer.Exit(SCORING_FAILED_EXIT)
 
 
-def _progress(console: Console) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
-                   "{task.fields[running]} running{task.fields[unscored]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
-
-
 def _run_many(config: Any, harnesses: list[str]) -> None:
-    """One run per harness against the same model; then the side-by-side table."""
+    """One run per harness against the same model, in one progress view; then the side-by-side table."""
     from probegate.runner.execute import execute_many
 
-    console = Console(stderr=True)
-    shown: list[tuple[Progress, ProgressEvents]] = []
-
-    def events(_name: str) -> ProgressEvents:
-        for progress, previous in shown:  # one live display at a time
-            if previous.started:
-                progress.stop()
-        progress = _progress(console)
-        shown.append((progress, ProgressEvents(progress)))
-        return shown[-1][1]
-
+    view = progress_view(Console(stderr=True), harnesses, config.concurrency)
     try:
-        reports = execute_many(config, harnesses, events)
+        reports = execute_many(config, harnesses, view.events)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         raise typer.Exit(INTERRUPTED_EXIT) from None
     finally:
-        for progress, shown_events in shown:
-            if shown_events.started:
-                progress.stop()
+        view.stop()
     out = Console()
     for report in reports:
         _print_report(out, report)

@@ -239,7 +239,13 @@ def compare(
     interval; invalid runs are named in the first line."""
     from probegate.cli.options import output_file
     from probegate.scorer.report.compare import compare_table
-    from probegate.scorer.report.console import compare_markdown, compare_tables, invalid_lines, provenance_differs_line
+    from probegate.scorer.report.console import (
+        ablation_rich_table,
+        compare_markdown,
+        compare_tables,
+        invalid_lines,
+        provenance_differs_line,
+    )
 
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
@@ -258,6 +264,9 @@ def compare(
         typer.echo(compare_markdown(data), nl=False)
         return
     console = _console()
+    ablation = ablation_rich_table(data)
+    if ablation is not None:
+        console.print(ablation)
     for table in compare_tables(data):
         console.print(table)
     differs = provenance_differs_line(data)

@@ -17,13 +17,16 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from typing import Any
 
+from probegate.harnesses.ablation import COMPLETION_CHECK, Ablation, AttemptAblation
 from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps, timed_out
 from probegate.harnesses.chat import ModelCallError, complete, model_client, with_system
 from probegate.errors import UsageError
 from probegate.harnesses.sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from probegate.harnesses.sandbox_isolation import SandboxUnavailable, check_isolation
 from probegate.harnesses.schemas import python_signature
+from probegate.harnesses.tools_client import Observation
 
 CODE_SYSTEM = """You solve the user's request by writing Python.
 These functions are already defined; call them directly (do not define or import them):
@@ -38,6 +41,12 @@ shown to them."""
 NO_CODE = "Reply with one ```python code block that calls the functions and prints the final answer."
 FAILED = "Your code failed:\n{error}\nFix it and reply with a new ```python code block."
 SILENT = "Your code printed nothing. print() the final answer for the user, in a new ```python code block."
+#: The completion check of ``--protocol steps``, as the code harness asks it (after the code printed an answer).
+CHECK = (
+    "Your code printed:\n{stdout}\n\n" + COMPLETION_CHECK + "\n"
+    "(To call a tool, reply with a new ```python code block that calls it and prints the final answer; "
+    "if everything is done, reply without code.)"
+)
 
 #: Replies in a row without a code block before the attempt ends with ``parse_failure``.
 MAX_CORRECTIONS = 2
@@ -81,13 +90,17 @@ class CodeHarness:
             attempt's remaining time).
         isolated: run the code under bubblewrap; ``False`` keeps only the audit
             hook and the limits (unsafe: for machines without bubblewrap).
+        ablation: the run's ``--protocol`` / ``--memory`` (default: both off).
     """
 
     name = "code"
 
-    def __init__(self, limits: SandboxLimits | None = None, *, isolated: bool = True) -> None:
+    def __init__(
+        self, limits: SandboxLimits | None = None, *, isolated: bool = True, ablation: Ablation | None = None
+    ) -> None:
         self.limits = limits or SandboxLimits()
         self.isolated = isolated
+        self.ablation = ablation or Ablation()
 
     def check(self) -> None:
         """Refuse to run where the sandbox cannot start (the registry calls this first).
@@ -110,14 +123,20 @@ class CodeHarness:
         messages = with_system(ctx, CODE_SYSTEM.format(signatures=signatures))
         client = model_client(ctx)
         corrections = 0
-        for step in range(1, ctx.max_steps + 1):
+        aids = self.ablation.start(ctx.max_steps)
+        step = 0
+        while step < ctx.max_steps + aids.extra_turns:
+            step += 1
             try:
-                reply = complete(client, ctx, deadline, messages)
+                reply = complete(client, ctx, deadline, aids.request(messages, step))
             except ModelCallError as exc:
                 return exc.result(step - 1)
             content = reply.get("content") or ""
             messages.append({"role": "assistant", "content": content})
             code = extract_code(content)
+            if code is None and aids.answering_check:
+                # the reply to the completion check wrote no code: the earlier printed answer stands
+                return HarnessResult(aids.first_answer, "answered", None, step)
             if code is None:
                 corrections += 1
                 if corrections > MAX_CORRECTIONS:
@@ -125,17 +144,23 @@ class CodeHarness:
                 messages.append({"role": "user", "content": NO_CODE})
                 continue
             corrections = 0
-            result = self._execute(code, ctx, deadline)
+            result = self._execute(code, ctx, deadline, aids)
             if result.stopped:
                 return HarnessResult(None, "error", f"the sandbox stopped the code: {result.stopped}", step)
             message = feedback(result)
+            if message is None and aids.check_before_answer(result.stdout.strip()):
+                message = CHECK.format(stdout=result.stdout.strip())
             if message is None:
                 return HarnessResult(result.stdout.strip(), "answered", None, step)
             messages.append({"role": "user", "content": message})
             if deadline.expired():
                 return timed_out(step)
-        return out_of_steps(ctx.max_steps)
+        return out_of_steps(step)
 
-    def _execute(self, code: str, ctx: HarnessContext, deadline: Deadline) -> SandboxResult:
+    def _execute(self, code: str, ctx: HarnessContext, deadline: Deadline, aids: AttemptAblation) -> SandboxResult:
         limits = replace(self.limits, wall_s=min(self.limits.wall_s, deadline.remaining()))
-        return run_sandboxed(code, ctx.tools, ctx.tools_url, limits, isolated=self.isolated)
+
+        def observe(arguments: dict[str, Any], observation: Observation) -> None:
+            aids.observe(observation.tool, arguments, observation.ok, observation.body)
+
+        return run_sandboxed(code, ctx.tools, ctx.tools_url, limits, isolated=self.isolated, observe=observe)

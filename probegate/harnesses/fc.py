@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from probegate.harnesses.ablation import COMPLETION_CHECK, Ablation, AttemptAblation
 from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps, timed_out
 from probegate.harnesses.chat import (
     ModelCallError,
@@ -59,39 +60,50 @@ class FcHarness:
 
     Args:
         system: system text (the task's own system text is appended).
+        ablation: the run's ``--protocol`` / ``--memory`` (default: both off).
     """
 
     name = "fc"
 
-    def __init__(self, system: str = FC_SYSTEM) -> None:
+    def __init__(self, system: str = FC_SYSTEM, ablation: Ablation | None = None) -> None:
         self.system = system
+        self.ablation = ablation or Ablation()
 
     def run(self, ctx: HarnessContext) -> HarnessResult:
         """Drive one attempt; see :class:`~probegate.harnesses.base.Harness`."""
         deadline = Deadline(ctx)
         messages = with_system(ctx, self.system)
         client = model_client(ctx)
+        aids = self.ablation.start(ctx.max_steps)
+        step = 0
         with ToolsClient(ctx.tools_url, timeout=ctx.timeout) as tools:
-            for step in range(1, ctx.max_steps + 1):
+            while step < ctx.max_steps + aids.extra_turns:
+                step += 1
                 try:
-                    reply = complete(client, ctx, deadline, messages, tools=ctx.tools or None)
+                    reply = complete(client, ctx, deadline, aids.request(messages, step), tools=ctx.tools or None)
                 except ModelCallError as exc:
                     return exc.result(step - 1)
-                outcome = self._handle(reply, messages, tools, step)
+                outcome = self._handle(reply, messages, tools, step, aids)
                 if outcome is not None:
                     return outcome
                 if deadline.expired():
                     return timed_out(step)
-        return out_of_steps(ctx.max_steps)
+        return out_of_steps(step)
 
     def _handle(
-        self, reply: dict[str, Any], messages: list[dict[str, Any]], tools: ToolsClient, step: int
+        self, reply: dict[str, Any], messages: list[dict[str, Any]], tools: ToolsClient, step: int,
+        aids: AttemptAblation,
     ) -> HarnessResult | None:
         calls = reply.get("tool_calls") or []
         if not calls:
             content = (reply.get("content") or "").strip()
-            if content:
-                return HarnessResult(content, "answered", None, step)
+            if content and aids.check_before_answer(content):
+                messages.append(assistant_turn(reply))
+                messages.append({"role": "user", "content": COMPLETION_CHECK})
+                return None
+            answer = aids.final_answer(content)
+            if answer:
+                return HarnessResult(answer, "answered", None, step)
             return HarnessResult(None, "parse_failure", "the reply held neither a tool call nor an answer", step)
         for call in calls:
             problem = call_problem(call)
@@ -100,5 +112,6 @@ class FcHarness:
         messages.append(assistant_turn(reply))
         for call in calls:
             observation = tools.call(call["function"]["name"], _raw_arguments(call))
+            aids.observe(observation.tool, _raw_arguments(call), observation.ok, observation.body)
             messages.append({"role": "tool", "tool_call_id": call.get("id") or "", "content": observation.text()})
         return None

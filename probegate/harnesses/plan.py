@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from probegate.harnesses.ablation import COMPLETION_CHECK, Ablation
 from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps
 from probegate.harnesses.chat import (
     ModelCallError,
@@ -96,16 +97,18 @@ class PlanHarness:
 
     Args:
         max_replans: re-plans allowed per attempt.
+        ablation: the run's ``--protocol`` / ``--memory`` (default: both off).
     """
 
     name = "plan"
 
-    def __init__(self, max_replans: int = MAX_REPLANS) -> None:
+    def __init__(self, max_replans: int = MAX_REPLANS, ablation: Ablation | None = None) -> None:
         self.max_replans = max_replans
+        self.ablation = ablation or Ablation()
 
     def run(self, ctx: HarnessContext) -> HarnessResult:
         """Drive one attempt; see :class:`~probegate.harnesses.base.Harness`."""
-        session = _Session(ctx)
+        session = _Session(ctx, self.ablation)
         try:
             return session.run(self.max_replans)
         except ModelCallError as exc:
@@ -123,8 +126,9 @@ class _OutOfSteps(Exception):
 class _Session:
     """The state of one plan attempt: the conversation and its turn budget."""
 
-    def __init__(self, ctx: HarnessContext) -> None:
+    def __init__(self, ctx: HarnessContext, ablation: Ablation) -> None:
         self.ctx = ctx
+        self.aids = ablation.start(ctx.max_steps)
         self.deadline = Deadline(ctx)
         self.client = model_client(ctx)
         self.tools = ToolsClient(ctx.tools_url, timeout=ctx.timeout)
@@ -133,12 +137,13 @@ class _Session:
         self.turns = 0
 
     def ask(self, text: str | None, *, offer_tools: bool) -> dict[str, Any]:
-        if self.turns >= self.ctx.max_steps:
+        if self.turns >= self.ctx.max_steps + self.aids.extra_turns:
             raise _OutOfSteps
         if text is not None:
             self.messages.append({"role": "user", "content": text})
         options = {"tools": self.ctx.tools} if offer_tools and self.ctx.tools else {}
-        reply = complete(self.client, self.ctx, self.deadline, self.messages, **options)
+        request = self.aids.request(self.messages, self.turns + 1)
+        reply = complete(self.client, self.ctx, self.deadline, request, **options)
         self.turns += 1
         self.messages.append(assistant_turn(reply))
         return reply
@@ -168,6 +173,7 @@ class _Session:
         failed = None
         for call in calls:
             observation = self.tools.call(call.name, call.arguments)
+            self.aids.observe(observation.tool, call.arguments, observation.ok, observation.body)
             failed = failed or (None if observation.ok else observation)
             if call.call_id is not None:
                 self.messages.append({"role": "tool", "tool_call_id": call.call_id, "content": observation.text()})
@@ -184,7 +190,11 @@ class _Session:
                 prompt = FINAL
                 continue
             content = (reply.get("content") or "").strip()
-            if content:
-                return HarnessResult(content, "answered", None, self.turns)
+            if content and self.aids.check_before_answer(content):
+                prompt = COMPLETION_CHECK
+                continue
+            answer = self.aids.final_answer(content)
+            if answer:
+                return HarnessResult(answer, "answered", None, self.turns)
             return HarnessResult(None, "parse_failure", "the final reply was empty", self.turns)
 

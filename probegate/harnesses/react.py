@@ -9,6 +9,7 @@ ending, up to :data:`MAX_CORRECTIONS` times in a row.
 
 from __future__ import annotations
 
+from probegate.harnesses.ablation import COMPLETION_CHECK, Ablation, AttemptAblation
 from probegate.harnesses.base import Deadline, HarnessContext, HarnessResult, out_of_steps, timed_out
 from probegate.harnesses.chat import ModelCallError, complete, model_client, with_system
 from probegate.harnesses.react_parser import ReactReply, read_react_reply
@@ -52,13 +53,17 @@ class ReactHarness:
     Args:
         system: the system template (``{tools}`` and ``{tool_names}`` filled in).
         max_corrections: corrective messages in a row before giving up.
+        ablation: the run's ``--protocol`` / ``--memory`` (default: both off).
     """
 
     name = "react"
 
-    def __init__(self, system: str = REACT_SYSTEM, max_corrections: int = MAX_CORRECTIONS) -> None:
+    def __init__(
+        self, system: str = REACT_SYSTEM, max_corrections: int = MAX_CORRECTIONS, ablation: Ablation | None = None
+    ) -> None:
         self.system = system
         self.max_corrections = max_corrections
+        self.ablation = ablation or Ablation()
 
     def run(self, ctx: HarnessContext) -> HarnessResult:
         """Drive one attempt; see :class:`~probegate.harnesses.base.Harness`."""
@@ -68,20 +73,28 @@ class ReactHarness:
         messages = with_system(ctx, self.system.format(tools=describe_tools(ctx.tools), tool_names=names))
         client = model_client(ctx)
         corrections = 0
+        aids = self.ablation.start(ctx.max_steps)
+        step = 0
         with ToolsClient(ctx.tools_url, timeout=ctx.timeout) as tools:
-            for step in range(1, ctx.max_steps + 1):
+            while step < ctx.max_steps + aids.extra_turns:
+                step += 1
                 try:
-                    reply = complete(client, ctx, deadline, messages, stop=["\nObservation:"])
+                    reply = complete(client, ctx, deadline, aids.request(messages, step), stop=["\nObservation:"])
                 except ModelCallError as exc:
                     return exc.result(step - 1)
                 content = reply.get("content") or ""
                 parsed = read_react_reply(content, schemas)
                 messages.append({"role": "assistant", "content": content})
-                if parsed.kind == "final":
-                    return HarnessResult(parsed.answer, "answered", None, step)
+                if parsed.kind == "final" and aids.check_before_answer(parsed.answer):
+                    messages.append({"role": "user", "content": COMPLETION_CHECK})
+                    continue
+                if parsed.kind == "final" or (aids.answering_check and parsed.kind != "action"):
+                    # a reply to the completion check that takes no action keeps the earlier answer
+                    answer = aids.final_answer(parsed.answer if parsed.kind == "final" else None)
+                    return HarnessResult(answer, "answered", None, step)
                 if parsed.kind == "action":
                     corrections = 0
-                    messages.append({"role": "user", "content": self._observe(tools, parsed)})
+                    messages.append({"role": "user", "content": self._observe(tools, parsed, aids)})
                 else:
                     corrections += 1
                     if corrections > self.max_corrections:
@@ -89,9 +102,10 @@ class ReactHarness:
                     messages.append({"role": "user", "content": correction(parsed.problem, names)})
                 if deadline.expired():
                     return timed_out(step)
-        return out_of_steps(ctx.max_steps)
+        return out_of_steps(step)
 
     @staticmethod
-    def _observe(tools: ToolsClient, parsed: ReactReply) -> str:
+    def _observe(tools: ToolsClient, parsed: ReactReply, aids: AttemptAblation) -> str:
         observation = tools.call(parsed.tool or "", parsed.arguments or {})
+        aids.observe(observation.tool, parsed.arguments or {}, observation.ok, observation.body)
         return f"Observation: {observation.text()}"

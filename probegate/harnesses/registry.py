@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from probegate.harnesses.ablation import MEMORIES, PROTOCOLS, REFERENCE_HARNESSES, Ablation
 from probegate.harnesses.base import Harness
 from probegate.errors import UsageError
 
@@ -22,33 +23,63 @@ class HarnessOptions:
     Attributes:
         unsafe_no_sandbox: let the ``code`` harness run model-written code without
             OS isolation (bubblewrap) when it is missing: ``--unsafe-no-sandbox``.
+        protocol: ``--protocol``: ``off`` or ``steps`` (step k/N before each model call,
+            a completion check before the final answer); reference harnesses only.
+        memory: ``--memory``: ``off`` or ``digest`` (a digest of earlier tool results in
+            each request); reference harnesses only.
     """
 
     unsafe_no_sandbox: bool = False
+    protocol: str = "off"
+    memory: str = "off"
+
+    def ablation(self) -> Ablation:
+        """The ablation variables the reference harnesses take.
+
+        Raises:
+            UsageError: a value that is not one of :data:`PROTOCOLS` / :data:`MEMORIES`.
+        """
+        if self.protocol not in PROTOCOLS:
+            raise UsageError(f"--protocol must be {' or '.join(PROTOCOLS)}, got {self.protocol!r}")
+        if self.memory not in MEMORIES:
+            raise UsageError(f"--memory must be {' or '.join(MEMORIES)}, got {self.memory!r}")
+        return Ablation(self.protocol, self.memory)
+
+    def refuse_ablation(self, name: str) -> None:
+        """Refuse ``--protocol`` / ``--memory`` for a harness that cannot honour them.
+
+        Raises:
+            UsageError: one line naming the harness, the options and the harnesses that take them.
+        """
+        asked = [f"--{opt} {value}" for opt, value in (("protocol", self.protocol), ("memory", self.memory))
+                 if value != "off"]
+        if asked:
+            raise UsageError(f"{' and '.join(asked)}: the {name} harness does not implement it; these options are "
+                             f"for the reference harnesses ({', '.join(REFERENCE_HARNESSES)})")
 
 
 def _fc(options: HarnessOptions) -> Harness:
     from probegate.harnesses.fc import FcHarness
 
-    return FcHarness()
+    return FcHarness(ablation=options.ablation())
 
 
 def _react(options: HarnessOptions) -> Harness:
     from probegate.harnesses.react import ReactHarness
 
-    return ReactHarness()
+    return ReactHarness(ablation=options.ablation())
 
 
 def _plan(options: HarnessOptions) -> Harness:
     from probegate.harnesses.plan import PlanHarness
 
-    return PlanHarness()
+    return PlanHarness(ablation=options.ablation())
 
 
 def _code(options: HarnessOptions) -> Harness:
     from probegate.harnesses.code import CodeHarness
 
-    return CodeHarness(isolated=not options.unsafe_no_sandbox)
+    return CodeHarness(isolated=not options.unsafe_no_sandbox, ablation=options.ablation())
 
 
 def _langchain(options: HarnessOptions) -> Harness:
@@ -129,8 +160,8 @@ def expand_harnesses(spec: str, options: HarnessOptions | None = None) -> tuple[
     """``--harness`` value -> harness names to run, and notes on what was left out.
 
     ``all`` is every built-in style whose dependencies are installed (a framework
-    style without its extra is left out with a note; the variants in :data:`NAMED_ONLY` are
-    left out); ``fc,react`` is a list; a
+    style without its extra, or one that cannot honour ``--protocol`` / ``--memory``, is
+    left out with a note; the variants in :data:`NAMED_ONLY` are left out); ``fc,react`` is a list; a
     ``cmd:`` value is one harness even when its command holds commas.
 
     Raises:
@@ -172,12 +203,16 @@ def get_harness(name: str, options: HarnessOptions | None = None) -> Harness:
 
     Raises:
         UsageError: unknown name, empty command, a framework harness whose extra
-            is not installed, or ``code`` without bubblewrap (and without
-            ``unsafe_no_sandbox``).
+            is not installed, ``code`` without bubblewrap (and without
+            ``unsafe_no_sandbox``), or ``protocol`` / ``memory`` on a harness other
+            than the reference ones.
     """
+    options = options or HarnessOptions()
+    options.ablation()  # a bad value is named before anything else
     if name.startswith(CMD_PREFIX):
         from probegate.harnesses.cmd import CmdHarness
 
+        options.refuse_ablation("cmd:")
         command = name[len(CMD_PREFIX) :].strip()
         try:
             return CmdHarness(command)
@@ -186,7 +221,9 @@ def get_harness(name: str, options: HarnessOptions | None = None) -> Harness:
     factory = HARNESSES.get(name)
     if factory is None:
         raise UsageError(f"unknown harness {name!r}: choose one of {', '.join(harness_names())}")
-    harness = factory(options or HarnessOptions())
+    if name not in REFERENCE_HARNESSES:
+        options.refuse_ablation(name)
+    harness = factory(options)
     check = getattr(harness, "check", None)
     if check is not None:
         check()

@@ -40,6 +40,7 @@ from typing import IO, Any
 from probegate.harnesses.sandbox_isolation import interpreter, isolated_command
 from probegate.harnesses.sandbox_prelude import BLOCKED_EXIT, prelude_source
 from probegate.harnesses.sandbox_relay import ToolRelay
+from probegate.harnesses.tools_client import Observation
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def python_command(prelude: str) -> list[str]:
 
 def run_sandboxed(
     code: str, tools: list[dict[str, Any]], tools_url: str, limits: SandboxLimits | None = None,
-    *, isolated: bool = True,
+    *, isolated: bool = True, observe: Callable[[dict[str, Any], Observation], None] | None = None,
 ) -> SandboxResult:
     """Run ``code`` with one function per tool, inside the limits.
 
@@ -157,6 +158,7 @@ def run_sandboxed(
         tools_url: ``{gateway}/r/{run}/{task}/{attempt}/tools``.
         limits: the bounds (defaults: :class:`SandboxLimits`).
         isolated: run under bubblewrap (``False``: the audit hook and limits only).
+        observe: called with each tool call's arguments and observation (from the relay's thread).
 
     Returns:
         The :class:`SandboxResult`; never raises for anything the code does.
@@ -166,7 +168,7 @@ def run_sandboxed(
     """
     limits = limits or SandboxLimits()
     with tempfile.TemporaryDirectory(prefix="probegate-code-") as host_dir, \
-            ToolRelay(tools, tools_url, timeout=limits.wall_s) as relay:
+            ToolRelay(tools, tools_url, timeout=limits.wall_s, observe=observe) as relay:
         work = Path(host_dir, "work")
         work.mkdir()
         source, out, err, verdict = (Path(host_dir, name) for name in ("code", "stdout", "stderr", "verdict"))

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from probegate.harnesses.schemas import tool_function
-from probegate.harnesses.tools_client import ToolsClient
+from probegate.harnesses.tools_client import Observation, ToolsClient
 
 #: Longest request line (bytes); a longer one ends the channel.
 MAX_REQUEST_BYTES = 1024 * 1024
@@ -59,9 +60,13 @@ class ToolRelay:
         tools: OpenAI tool objects of the attempt (only these may be called).
         tools_url: ``{gateway}/r/{run}/{task}/{attempt}/tools``.
         timeout: seconds per probe call.
+        observe: called (from the relay's thread) with each call's arguments and the
+            probe's :class:`~probegate.harnesses.tools_client.Observation`.
     """
 
-    def __init__(self, tools: list[dict[str, Any]], tools_url: str, timeout: float) -> None:
+    def __init__(self, tools: list[dict[str, Any]], tools_url: str, timeout: float,
+                 observe: Callable[[dict[str, Any], Observation], None] | None = None) -> None:
+        self.observe = observe
         self.tool_names = frozenset(str(tool_function(t)["name"]) for t in tools)
         self.client = ToolsClient(tools_url, timeout=max(timeout, 1.0))
         self._host, self._sandbox = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -109,6 +114,8 @@ class ToolRelay:
         if isinstance(parsed, str):
             return refusal(parsed)
         observation = self.client.call(*parsed)
+        if self.observe is not None:
+            self.observe(parsed[1], observation)
         return {"status": observation.status, "body": observation.body}
 
     def _reply(self, reply: dict[str, Any]) -> None:

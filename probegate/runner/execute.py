@@ -62,6 +62,8 @@ class RunConfig:
     max_steps: int | None = None
     lang: str = "en"
     feedback: str = "actionable"
+    protocol: str = "off"
+    memory: str = "off"
     task_ids: tuple[str, ...] = ()
     run_id: str | None = None
     task_timeout: float = 300.0
@@ -101,6 +103,7 @@ def check_config(config: RunConfig) -> None:
         raise UsageError(f"--lang must be en or zh, got {config.lang!r}")
     if config.feedback not in FEEDBACK:
         raise UsageError(f"--feedback must be plain or actionable, got {config.feedback!r}")
+    harness_options(config).ablation()
     for name, url in (("--model-endpoint", config.model_endpoint), ("--gateway", config.gateway)):
         if url is not None and not url.startswith(("http://", "https://")):
             raise UsageError(f"{name} must be an http(s) URL, got {url!r}")
@@ -174,7 +177,7 @@ def prepare(config: RunConfig) -> tuple[TaskSet, list[Task], Harness]:
 
 def harness_options(config: RunConfig) -> HarnessOptions:
     """The run-wide settings the harness factories see."""
-    return HarnessOptions(unsafe_no_sandbox=config.unsafe_no_sandbox)
+    return HarnessOptions(unsafe_no_sandbox=config.unsafe_no_sandbox, protocol=config.protocol, memory=config.memory)
 
 
 def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[str, Any]:
@@ -188,6 +191,8 @@ def run_params(config: RunConfig, task_set: TaskSet, tasks: list[Task]) -> dict[
         "max_steps": config.max_steps,
         "lang": config.lang,
         "feedback": config.feedback,
+        "protocol": config.protocol,
+        "memory": config.memory,
         "task_ids": [t.id for t in tasks],
         "task_subset": task_set.subset_of(list(config.task_ids)),
         "task_set_size": len(task_set.tasks),

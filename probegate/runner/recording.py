@@ -21,7 +21,7 @@ from probegate.tasks.loader import Task
 
 
 class RunEvents(Protocol):
-    """What the runner tells its display (the CLI's progress bar)."""
+    """What the runner tells its display (the CLI's progress view, :mod:`probegate.cli.progress`)."""
 
     def run_started(self, run_id: str, total: int) -> None: ...
     def attempt_started(self, task_id: str, attempt: int) -> None: ...

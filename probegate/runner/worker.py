@@ -43,6 +43,7 @@ class AttemptJob:
         api_key, temperature, max_steps, lang, feedback, timeout, compat: the run's settings.
         max_tries: deliveries before the attempt is recorded as an error.
         unsafe_no_sandbox: the run's ``--unsafe-no-sandbox`` (the code harness without bubblewrap).
+        protocol, memory: the run's ``--protocol`` and ``--memory`` (reference harnesses).
     """
 
     run_id: str
@@ -61,6 +62,8 @@ class AttemptJob:
     compat: tuple[str, ...] = ()
     max_tries: int = MAX_TRIES
     unsafe_no_sandbox: bool = False
+    protocol: str = "off"
+    memory: str = "off"
 
     def to_json(self) -> dict[str, Any]:
         """Plain-dict form (the broker message body)."""
@@ -119,7 +122,8 @@ class AttemptWorker:
         """
         engine = self._store()
         task = self._task_set(job.task_set).get(job.task_id)
-        harness = get_harness(job.harness, HarnessOptions(unsafe_no_sandbox=job.unsafe_no_sandbox))
+        harness = get_harness(job.harness, HarnessOptions(unsafe_no_sandbox=job.unsafe_no_sandbox,
+                                                          protocol=job.protocol, memory=job.memory))
         held = claim(engine, job.run_id, job.task_id, job.attempt, self.name, job.max_tries)
         if held is None:
             return "skipped"

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from probegate.scorer.judge.reach import DIMENSIONS
-from probegate.scorer.report.headline import HEADLINE_METRIC, headline_figures, score_interval
+from probegate.scorer.report.headline import (
+    HEADLINE_METRIC,
+    headline_figures,
+    reach_interval,
+    score_interval,
+    score_value,
+)
 from probegate.scorer.report.stats import PairedTest, mcnemar_paired, pass_map, rate_interval, wilson
 from probegate.scorer.report.provenance import COMPARE as PROVENANCE_COMPARE
 from probegate.scorer.report.provenance import provenance_differs, provenance_rows
@@ -40,6 +46,33 @@ def shim_list(summary: dict[str, Any]) -> str | None:
     if shims is None:
         return None
     return ", ".join(shims) if shims else "none"
+
+
+#: The seeds' ablation variables (run settings) and their values in the ablation's baseline arm.
+ABLATION_BASELINE: dict[str, str] = {"protocol": "off", "memory": "off", "feedback": "plain"}
+#: The same settings' values in a run that does not record them (runs made before the
+#: option existed ran without it; ``feedback`` has always been recorded, default ``actionable``).
+SETTING_DEFAULTS: dict[str, str] = {"protocol": "off", "memory": "off", "feedback": "actionable"}
+
+
+def setting(summary: dict[str, Any], name: str) -> Any:
+    """A run setting from ``summary.run.settings``, or its default when the run does not record it."""
+    settings = lookup(summary, ("run", "settings"))
+    value = settings.get(name) if isinstance(settings, dict) else None
+    return SETTING_DEFAULTS.get(name) if value is None else value
+
+
+def ablation_arm(summary: dict[str, Any]) -> str:
+    """The run's arm in the seeds' ablation: ``baseline`` (protocol off, memory off, plain
+    feedback), else the variables it changes, ``+ protocol``, ``+ memory``, ``+ feedback``
+    (several when it changes several: ``+ protocol + memory``)."""
+    changed = [name for name, base in ABLATION_BASELINE.items() if setting(summary, name) != base]
+    return " ".join(f"+ {name}" for name in changed) or "baseline"
+
+
+def ablation_settings(summary: dict[str, Any]) -> str:
+    """``protocol · memory · feedback`` of the run, ``steps · off · plain``."""
+    return " · ".join(str(setting(summary, name)) for name in ABLATION_BASELINE)
 
 
 RowSource = tuple[str, ...] | Callable[[dict[str, Any]], Any]
@@ -71,6 +104,8 @@ COMPARE_ROWS: tuple[tuple[str, RowSource], ...] = (
     ("model latency ms / attempt", ("timing", "latency_ms", "mean")),
     ("wall time min", ("timing", "wall_min")),
     ("chat handler (embedded server)", ("run", "settings", "chat_handler")),
+    ("ablation arm", ablation_arm),
+    ("protocol · memory · feedback", ablation_settings),
     ("interop failures", ("interop", "attempts")),
     ("most common primary failure", top_primary_failure),
     ("shims that rewrote a request", shim_list),
@@ -166,9 +201,10 @@ def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFA
     Returns:
         ``{"runs": [{"id", "model", "harness", "task_set", "settings", "validity", "headline"}], "rows":
         [{"metric", "percent", "values": [...], "intervals": [[low, high] | None, ...], "differs"}],
-        "tasks": [{"task", "tier", "pass_rates": [...]}], "provenance_differs": [label, ...]}``;
-        ``intervals`` are 95 % (Wilson for rates, a bootstrap over tasks for the mean score),
-        ``None`` for rows without one. The first rows are the headline: the mean score, then
+        "tasks": [{"task", "tier", "pass_rates": [...]}], "provenance_differs": [label, ...],
+        "ablation": ABLATION | None}``; ``intervals`` are 95 % (Wilson for rates, a bootstrap
+        over tasks for the mean score), ``None`` for rows without one; ``ablation`` is
+        :func:`ablation_table`'s. The first rows are the headline: the mean score, then
         reach per tier. ``headline`` is :func:`~probegate.scorer.report.headline.headline_figures`
         (mean score and reach per tier with intervals: what the chart draws). The
         ``provenance · ...`` rows say where each run's numbers came from, ``differs`` (and
@@ -201,7 +237,50 @@ def compare_table(summaries: Sequence[dict[str, Any]], max_interop: float = DEFA
         }
         for tid in task_ids
     ]
-    return {"runs": runs, "rows": rows, "tasks": tasks, "provenance_differs": differs}
+    return {"runs": runs, "rows": rows, "tasks": tasks, "provenance_differs": differs,
+            "ablation": ablation_table(summaries)}
+
+
+def ablation_table(summaries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The seeds' ablation table, when the runs differ in protocol, memory or feedback.
+
+    One row per run, in the order given: its arm (:func:`ablation_arm`), the mean score
+    with partial credit (the seeds' headline figure) and reach, each with its 95 %
+    interval, and the change of the mean score against the baseline arm of the same
+    harness and model (``None`` without one).
+
+    Returns:
+        ``{"baseline": {"protocol", "memory", "feedback"}, "rows": [{"run", "harness",
+        "model", "arm", "settings", "score", "score_ci", "reach", "reach_ci",
+        "score_change"}]}``, or ``None`` when every run is in the same arm.
+    """
+    arms = [ablation_arm(s) for s in summaries]
+    if len(set(arms)) < 2:
+        return None
+    baselines: dict[tuple[Any, Any], float] = {}
+    for summary, arm in zip(summaries, arms, strict=True):
+        score = score_value(summary)
+        key = (lookup(summary, ("run", "harness")), lookup(summary, ("run", "model")))
+        if arm == "baseline" and isinstance(score, (int, float)) and key not in baselines:
+            baselines[key] = float(score)
+    rows = []
+    for summary, arm in zip(summaries, arms, strict=True):
+        score = score_value(summary)
+        base = baselines.get((lookup(summary, ("run", "harness")), lookup(summary, ("run", "model"))))
+        score_ci, reach_ci = score_interval(summary), reach_interval(summary)
+        rows.append({
+            "run": lookup(summary, ("run", "id")),
+            "harness": lookup(summary, ("run", "harness")),
+            "model": lookup(summary, ("run", "model")),
+            "arm": arm,
+            "settings": {name: setting(summary, name) for name in ABLATION_BASELINE},
+            "score": score,
+            "score_ci": list(score_ci) if score_ci else None,
+            "reach": lookup(summary, ("headline", "reach")),
+            "reach_ci": list(reach_ci) if reach_ci else None,
+            "score_change": None if base is None or not isinstance(score, (int, float)) else round(score - base, 6),
+        })
+    return {"baseline": dict(ABLATION_BASELINE), "rows": rows}
 
 
 def _interval(label: str, summary: dict[str, Any]) -> list[float] | None:

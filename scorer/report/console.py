@@ -175,8 +175,11 @@ def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
     table = Table(title="compare")
     table.add_column("metric")
     for run in data["runs"]:
-        feedback = (run.get("settings") or {}).get("feedback")
+        settings = run.get("settings") or {}
+        feedback = settings.get("feedback")
         extra = f" · {feedback}" if feedback else ""
+        extra += "".join(f" · {name} {settings[name]}" for name in ("protocol", "memory")
+                         if settings.get(name) not in (None, "off"))
         table.add_column(f"{run['id']}\n{run['model'] or '?'} · {run['harness'] or '?'}{extra}", justify="right")
     for row in data["rows"]:
         metric = f"[yellow]{escape(row['metric'])} ≠[/]" if row.get("differs") else escape(row["metric"])
@@ -190,6 +193,29 @@ def compare_tables(data: dict[str, Any]) -> tuple[Table, Table]:
     for row in data["tasks"]:
         tasks.add_row(row["task"], row["tier"] or "", *(pct(v) for v in row["pass_rates"]))
     return table, tasks
+
+
+def ablation_rich_table(data: dict[str, Any]) -> Table | None:
+    """The seeds' ablation table of a comparison (``None`` when the runs are all in one arm):
+    per run its arm, the mean score with partial credit and reach with 95 % intervals, and
+    the score's change against the baseline arm of the same harness and model."""
+    ablation = data.get("ablation")
+    if not ablation:
+        return None
+    base = ablation["baseline"]
+    table = Table(title="ablation (baseline: " + ", ".join(f"{k} {v}" for k, v in base.items()) + ")")
+    for column in ("arm", "run", "harness", "protocol · memory · feedback", "mean score (partial credit)",
+                   "reach", "score vs baseline"):
+        table.add_column(column, justify="right" if column in ("mean score (partial credit)", "reach",
+                                                                "score vs baseline") else "left")
+    for row in ablation["rows"]:
+        change = row["score_change"]
+        table.add_row(
+            row["arm"], str(row["run"]), str(row["harness"] or "?"), " · ".join(map(str, row["settings"].values())),
+            interval_cell(row["score"], row["score_ci"], True), interval_cell(row["reach"], row["reach_ci"], True),
+            "–" if change is None else f"{change * 100:+.1f} pt",
+        )
+    return table
 
 
 def compare_markdown(data: dict[str, Any]) -> str:

@@ -6,8 +6,8 @@ rounded to 6 places (:func:`stable`), so the same store gives the same bytes.
 Shape (``version`` 2)::
 
     {"version", "run": {"id", "task_set", "harness", "model", "status", "call_source", "shims",
-             "settings": {"feedback", "temperature", "max_steps", "repeats", "lang", "chat_handler",
-                          "task_subset", "task_set_size"}},
+             "settings": {"feedback", "protocol", "memory", "temperature", "max_steps", "repeats", "lang",
+                          "chat_handler", "task_subset", "task_set_size"}},
      "provenance": {"server", "model", "chat", "sampling", "launcher", "shims", "probegate",
                     "frameworks", "headers", "sources", ...} | null,
      "headline": {"reach", "tasks", "attempts", "passed", "repeats", "interop_attempts",
@@ -78,7 +78,8 @@ from probegate.scorer.rebuild.rows import RunInfo
 SUMMARY_VERSION = 2
 TIERS = ("P0", "P1", "P2")
 #: Run params copied into ``summary.run.settings`` (what ``compare`` tells runs apart by).
-SETTINGS = ("feedback", "temperature", "max_steps", "repeats", "lang", "chat_handler", "task_subset", "task_set_size")
+SETTINGS = ("feedback", "protocol", "memory", "temperature", "max_steps", "repeats", "lang", "chat_handler",
+            "task_subset", "task_set_size")
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ BAD: dict[str, list[str]] = {
     "--probes": ["ftp://x"],
     "--confdir": ["/proc/nope"],
     "--feedback": ["loud"],
+    "--protocol": ["yes"],
+    "--memory": ["all"],
     "--harness": ["no-such-harness"],
     "--task-set": ["/nope", "{deep_set}", "{bomb_set}"],
     "--model-endpoint": ["ftp://x"],

@@ -138,3 +138,27 @@ def test_an_invalid_runs_headline_cell_says_why_not_a_number() -> None:
     text = console.export_text()
     first = next(line for line in text.splitlines() if "mean score" in line)
     assert "17.5 % [" in first and "invalid environment" in first
+
+
+def test_the_ablation_table_of_four_runs() -> None:
+    def arm(run: str, score: float, **settings: str) -> dict:
+        s = summary(run, {"P0": score}, {"t0": ("P0", score), "t1": ("P0", score / 2)})
+        s["run"] = {**s["run"], "settings": {"feedback": "plain", **settings}}
+        s["overall"] = {**s["overall"], "score_mean": score, "passed": 1, "attempts": 2}
+        return s
+
+    runs = [arm("base", 0.2), arm("protocol", 0.5, protocol="steps"), arm("memory", 0.3, memory="digest"),
+            arm("feedback", 0.25, feedback="actionable")]
+    table = compare_table(runs)
+    rows = table["ablation"]["rows"]
+    assert [(r["arm"], r["score_change"]) for r in rows] == [
+        ("baseline", 0.0), ("+ protocol", 0.3), ("+ memory", 0.1), ("+ feedback", 0.05)]
+    assert rows[1]["settings"] == {"protocol": "steps", "memory": "off", "feedback": "plain"}
+    assert rows[0]["reach_ci"] is not None and rows[0]["score_ci"] is not None
+    metrics = {r["metric"]: r["values"] for r in table["rows"]}
+    assert metrics["ablation arm"] == ["baseline", "+ protocol", "+ memory", "+ feedback"]
+    assert metrics["protocol · memory · feedback"][1] == "steps · off · plain"
+    assert compare_table(runs[:1] * 2)["ablation"] is None  # one arm: no ablation table
+    both = arm("both", 0.6, protocol="steps", memory="digest")
+    assert compare_table([runs[1], both])["ablation"]["rows"][1] == {**compare_table([runs[1], both])["ablation"]["rows"][1],
+                                                                      "arm": "+ protocol + memory", "score_change": None}

@@ -104,7 +104,8 @@ class CeleryExecutor:
                        api_key=config.api_key, temperature=config.temperature, max_steps=config.max_steps,
                        lang=config.lang, feedback=config.feedback, timeout=config.task_timeout,
                        compat=config.compat, max_tries=self.max_tries,
-                       unsafe_no_sandbox=config.unsafe_no_sandbox)
+                       unsafe_no_sandbox=config.unsafe_no_sandbox, protocol=config.protocol,
+                       memory=config.memory)
 
     def _follow(self, plan: AttemptPlan, pending: dict[tuple[str, int], Any], recorder: Recorder,
                 events: RunEvents) -> str:
