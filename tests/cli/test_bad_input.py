@@ -74,6 +74,8 @@ BAD: dict[str, list[str]] = {
     "--output-dir": ["/proc/nope", "{notsqlite}"],
     "--model-path": ["/nope.gguf"],
     "--out": ["/proc/nope", "{notsqlite}"],
+    "--html": ["/proc/nope", "{dir}"],
+    "--png": ["/proc/nope", "{dir}"],
     "--attempt": ["-1"],
     "-o": ["{dir}", "/proc/nope/x.jsonl.gz"],
     "--as": ["a b"],
