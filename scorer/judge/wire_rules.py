@@ -104,13 +104,17 @@ def dropped_tool_results(facts: Facts) -> list[Attribution]:
     the previous request of its thread, but the server's prompt token count grew by less
     than every added character would cost at :data:`CHARS_PER_TOKEN` x 2 per token
     (llama-cpp-python's chatml-function-calling renders a tool message as an empty
-    header). The model never saw the observation: not the model's failure."""
+    header). The model never saw the observation: not the model's failure.
+
+    Only two requests that offer the same tools are compared: a framework that drops
+    the tool list from its last request (CrewAI does) shrinks the prompt by the list's
+    tokens, which says nothing about the tool results."""
     last: dict[int | None, ExchangeRecord] = {}
     for ex in sorted(facts.trajectory.exchanges, key=lambda e: e.seq):
         if ex.prompt_tokens is None or _failed(ex):
             continue
         prev, last[ex.thread] = last.get(ex.thread), ex
-        if prev is None or prev.prompt_tokens is None:
+        if prev is None or prev.prompt_tokens is None or prev.tools_chars != ex.tools_chars:
             continue
         results = ex.tool_results - prev.tool_results
         added_results = ex.tool_results_chars - prev.tool_results_chars

@@ -106,6 +106,22 @@ def _round_trip(b: AttemptBuilder, grew: int, result: str = OBSERVATION, status:
                status=status, response_body={"error": "boom"} if status >= 400 else None)
 
 
+def _round_trip_without_tools(b: AttemptBuilder, grew: int) -> None:
+    """As :func:`_round_trip`, but the second request offers no tools (CrewAI's last request)."""
+    b.exchange(USER, completion(None, [BERLIN_CALL]), prompt_tokens=300)
+    tools, b.tools = b.tools, []
+    messages = [*USER, assistant_message(None, [BERLIN_CALL]), {"role": "tool", "tool_call_id": "c1", "content": OBSERVATION}]
+    b.exchange(messages, completion("It is cloudy."), prompt_tokens=300 + grew)
+    b.tools = tools
+
+
+def test_a_request_that_drops_the_tool_list_is_not_tool_results_dropped(task_by_id: dict[str, Task]) -> None:
+    """The prompt shrinks by the tool list's tokens: no evidence about the tool results."""
+    task = task_by_id["weather-berlin"]
+    s = score(wire(task, lambda b: _round_trip_without_tools(b, -113)), task)
+    assert "interop.tool_results_dropped" not in [a.rule for a in s.attributions]
+
+
 def _tool_results_dropped(b: AttemptBuilder) -> None:
     _round_trip(b, 12)  # llama-cpp-python's chatml-function-calling: the call's tokens and an empty tool header
 
