@@ -191,7 +191,9 @@ EMBEDDED_MAX_TOKENS = 512
 #: What ``probegate run`` applies on the embedded server when ``--compat`` is not given:
 #: for each chat handler, the shims ``probegate doctor`` recommends for it (llama-cpp-python
 #: has no ``/v1/responses``, so ``responses-via-chat`` serves the ``openai-agents`` harness), plus
-#: ``default-max-tokens`` (a budget for the harnesses that send no output limit).
+#: ``default-max-tokens`` (a budget for the harnesses that send no output limit). For
+#: ``chatml-function-calling``, kept to compare with, all but ``tool-results-as-user``: the
+#: fault it is kept for (tool results never reach the model) stays visible.
 #: Recorded on every exchange they rewrite, like any ``--compat``.
 EMBEDDED_SHIMS: dict[str, tuple[str, ...]] = {
     PROBEGATE_HANDLER: ("responses-via-chat", "null-content", "args-as-string", "max-tokens-alias",
