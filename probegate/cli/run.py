@@ -184,7 +184,7 @@ def run(
     tasks: str | None = typer.Option(
         None, "--tasks",
         help="Task ids or subset names, comma-separated; all for every task. Default: the set's default subset "
-             "(6 of the 36 built-in tasks), or every task of a set without one.",
+             "(5 of the 36 built-in tasks), or every task of a set without one.",
     ),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: TIME-HARNESS-RANDOM)."),
     task_timeout: float = typer.Option(300.0, "--task-timeout", help="Seconds per attempt.",

@@ -16,23 +16,14 @@ from sqlmodel import Session
 from probegate.runner.execute import RunConfig, execute, provenance
 from probegate.runner.provenance import MODELS, PROPS, QUERIES
 from probegate.store import Run, open_store
-from probegate.testing import ReceivedRequest, Reply, RunningServer, ScriptedUpstream, Turn, serve_in_thread
+from probegate.testing import Reply, RunningServer, ScriptedUpstream, serve_in_thread
 
+from tests.harnesses.test_run_cli import stock_model
 from tests.provenance.shapes import LLAMA_CPP_MODELS, LLAMA_CPP_PROPS
 
 TASKS = str(Path(__file__).parents[1] / "harnesses" / "tasks")
 MODEL = "qwen2.5-0.5b-instruct-q8_0.gguf"
 KEY = "sk-provenance-secret-000000000001"
-
-
-def stock_model(request: ReceivedRequest) -> Turn:
-    last = request.json()["messages"][-1]
-    if last["role"] == "user":
-        return Turn(tool_calls=[{"name": "search_products", "arguments": {"query": "office chair"}}])
-    result = json.loads(last["content"])
-    if "products" in result:
-        return Turn(tool_calls=[{"name": "check_stock", "arguments": {"sku": result["products"][0]["sku"]}}])
-    return Turn(f"We have {result['in_stock']} chairs in stock.")
 
 
 @pytest.fixture
