@@ -12,7 +12,6 @@ chunked body ends only with the final message). Committing happens in the writer
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import time
@@ -25,6 +24,7 @@ import httpx
 
 from probegate.urls import Target
 from probegate.gateway.capture import RecordedExchange, stream_format
+from probegate.gateway.disconnect import pump_until_disconnect
 from probegate.gateway.compat.responses_via_chat import is_responses_path
 from probegate.gateway.headers import RawHeaders, header, request_headers_for_upstream, response_headers_for_client
 from probegate.gateway.replay import REPLAY_EXTENSION, TARGET_EXTENSION
@@ -310,20 +310,8 @@ class Forwarder:
     ) -> bytes:
         """Pump a stream while watching for the client going away; on disconnect the
         upstream request is cancelled and the partial exchange kept."""
-        pump = asyncio.ensure_future(self._pump(response, send, rec, t0))
-        watch = asyncio.ensure_future(_wait_disconnect(receive))
-        done, _ = await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
-        if pump in done:
-            watch.cancel()
-            return pump.result()
-        pump.cancel()
-        try:
-            await pump
-        except asyncio.CancelledError:
-            pass
-        rec.error = "client_disconnected"
-        await response.aclose()
-        return b""
+        relayed = await pump_until_disconnect(self._pump(response, send, rec, t0), receive, response, rec)
+        return b"" if relayed is None else relayed
 
     async def answer_error(
         self, send: Send, rec: RecordedExchange, t0: float, status: int, code: str, message: str
@@ -354,10 +342,3 @@ def _content_length(headers: RawHeaders) -> int | None:
     if value is None or not value.strip().isdigit():
         return None
     return int(value)
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return

@@ -22,7 +22,6 @@ Responses bytes, relayed as they are.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ import httpx
 
 from probegate.gateway.capture import RecordedExchange, stream_format
 from probegate.gateway.compat import responses_via_chat as rvc
+from probegate.gateway.disconnect import pump_until_disconnect
 from probegate.gateway.headers import response_headers_for_client
 from probegate.gateway.replay import REPLAY_EXTENSION
 from probegate.gateway.upstream import UpstreamFailure, classify
@@ -164,21 +164,7 @@ async def _stream(fwd: Forwarder, response: httpx.Response, receive: Receive, se
     rec.response_headers = out
     rec.overhead_ms = pre_ms
     await send({"type": "http.response.start", "status": response.status_code, "headers": out + fwd.own_headers(rec)})
-    pump = asyncio.ensure_future(_pump_events(fwd, response, send, rec, t0, machine))
-    watch = asyncio.ensure_future(_wait_disconnect(receive))
-    done, _ = await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
-    if pump in done:
-        watch.cancel()
-        last = pump.result()
-    else:
-        pump.cancel()
-        try:
-            await pump
-        except asyncio.CancelledError:
-            pass
-        rec.error = "client_disconnected"
-        await response.aclose()
-        last = None
+    last = await pump_until_disconnect(_pump_events(fwd, response, send, rec, t0, machine), receive, response, rec)
     await fwd.finish(rec, t0)
     if rec.error is not None or last is None:
         return  # drop the connection: the client sees the break as it would without us
@@ -232,10 +218,3 @@ def _translate(data: str, machine: rvc.EventStream) -> list[dict[str, Any]]:
     except ValueError:
         return []
     return machine.feed(chunk) if isinstance(chunk, dict) else []
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
